@@ -1,0 +1,137 @@
+//! The request and answer types every adapter shares (wasm, CLI, tests).
+//!
+//! They are defined once, here, and mirrored by `wit/dsh-allow.wit` and the
+//! TypeScript declarations; `tests/wit_contract.rs` fails when they drift.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::{Access, Capability};
+use crate::rules::{CommandGrant, Rule};
+
+/// Which kernel and which platform tables apply. macOS policy is computable on
+/// Linux so the spec's `/Users/me/project` examples can be tested anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Macos,
+    Linux,
+}
+
+/// The host's sandbox mode (`@deepseek-ai/dsh-sandbox`'s vocabulary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    ReadOnly,
+    WorkspaceWrite,
+    DangerFullAccess,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "read-only",
+            Mode::WorkspaceWrite => "workspace-write",
+            Mode::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+/// One call to `decide`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecideRequest {
+    pub command: String,
+    pub cwd: String,
+    pub workspace: String,
+    pub home: String,
+    pub harness_home: String,
+    pub platform: Platform,
+    pub mode: Mode,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    #[serde(default)]
+    pub grants: Vec<Rule>,
+    #[serde(default)]
+    pub commands: Vec<CommandGrant>,
+    #[serde(default)]
+    pub protected_files: Vec<String>,
+    /// Capabilities the kernel fence enforces right now; absent means none.
+    #[serde(default)]
+    pub fence: Vec<Capability>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Allow,
+    Prompt,
+    Refuse,
+}
+
+/// Which precedence tier spoke for an effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Protected,
+    Rule,
+    Grant,
+    Baseline,
+    Default,
+}
+
+/// One (path, capability) the command needs and how it resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectVerdict {
+    pub path: String,
+    pub capability: Capability,
+    pub granted: bool,
+    /// Not granted and not grantable by a card click (protected path,
+    /// credential store, read-only session).
+    pub refused: bool,
+    pub tier: Tier,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathCapability {
+    pub path: String,
+    pub capability: Capability,
+}
+
+/// What the command text cannot show: an operation whose path is computed,
+/// inline code, a program not on PATH.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unknown {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
+    pub reason: String,
+    /// Whether the fence or the working directory's grants bound it.
+    pub bounded: bool,
+}
+
+/// A rule "Always allow" would store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposal {
+    pub path: String,
+    pub recursive: bool,
+    pub access: Access,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub decision: Outcome,
+    pub reason: String,
+    pub effects: Vec<EffectVerdict>,
+    pub missing: Vec<PathCapability>,
+    pub unknown: Vec<Unknown>,
+    pub proposals: Vec<Proposal>,
+    /// The command grant that matched this call, if any (see `command_grant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_grant: Option<String>,
+}

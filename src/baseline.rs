@@ -1,0 +1,155 @@
+//! The tables the precedence reads: reserved paths (tier 1), the platform
+//! baseline (tier 3) and the credential stores that stay refused by default
+//! (tier 4). Each reads like the spec's lists; README.md renders them.
+
+use crate::api::Platform;
+use crate::capability::Capability::{self, *};
+
+/// Where a table entry is rooted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    Abs(&'static str),
+    /// Relative to the user's home.
+    Home(&'static str),
+    Workspace,
+    HarnessHome,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub root: Root,
+    pub recursive: bool,
+    /// What the entry grants; everything else it leaves unsaid, except that
+    /// the workspace and harness home speak "not granted" for the rest.
+    pub grants: &'static [Capability],
+    pub speaks_for_all: bool,
+}
+
+const RX: &[Capability] = &[Read, Execute];
+const R: &[Capability] = &[Read];
+const ALL: &[Capability] = &[Read, Write, Create, Delete, Execute];
+const WORKSPACE: &[Capability] = &[Read, Write, Create, Execute];
+
+const fn e(root: Root, grants: &'static [Capability]) -> Entry {
+    Entry { root, recursive: true, grants, speaks_for_all: false }
+}
+const fn file(root: Root, grants: &'static [Capability]) -> Entry {
+    Entry { root, recursive: false, grants, speaks_for_all: false }
+}
+
+/// Tier 1: the platform's reserved paths. write/create/delete refused for
+/// everyone, rules included.
+pub fn reserved(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::Macos => &["/System", "/bin", "/sbin", "/usr", "/AppleInternal", "/private/var/db", "/dev"],
+        Platform::Linux => &["/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc", "/sys", "/dev"],
+    }
+}
+
+/// Holes in the reserved list.
+pub fn reserved_exceptions(_platform: Platform) -> &'static [&'static str] {
+    &["/usr/local"]
+}
+
+/// Temp directories: all five capabilities.
+pub fn temp_dirs(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::Macos => &["/tmp", "/private/tmp", "/var/folders", "/private/var/folders"],
+        Platform::Linux => &["/tmp", "/var/tmp", "/dev/shm"],
+    }
+}
+
+/// Tier 3: the platform baseline, before mode narrowing.
+pub fn baseline(platform: Platform) -> Vec<Entry> {
+    let mut v = vec![
+        Entry { root: Root::Workspace, recursive: true, grants: WORKSPACE, speaks_for_all: true },
+        Entry { root: Root::HarnessHome, recursive: true, grants: R, speaks_for_all: true },
+    ];
+    for t in temp_dirs(platform) {
+        v.push(e(Root::Abs(t), ALL));
+    }
+    match platform {
+        Platform::Macos => {
+            for p in ["/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/libexec", "/System", "/Library/Apple", "/Library/Developer"] {
+                v.push(e(Root::Abs(p), RX));
+            }
+            for p in ["/etc", "/private/etc", "/var", "/private/var", "/usr", "/usr/share", "/Library", "/Applications", "/dev", "/opt/homebrew"] {
+                v.push(e(Root::Abs(p), R));
+            }
+        }
+        Platform::Linux => {
+            for p in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store"] {
+                v.push(e(Root::Abs(p), RX));
+            }
+            for p in ["/etc", "/proc", "/sys", "/dev", "/run", "/var", "/opt", "/snap"] {
+                v.push(e(Root::Abs(p), R));
+            }
+        }
+    }
+    for p in toolchains(platform) {
+        v.push(e(Root::Home(p), RX));
+    }
+    for p in [".gitconfig", ".gitignore"] {
+        v.push(file(Root::Home(p), R));
+    }
+    v.push(e(Root::Home(".config/git"), R));
+    v
+}
+
+/// User-installed toolchains under home: programs and settings, not credentials.
+pub fn toolchains(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::Macos => &[
+            ".nvm", ".local", ".cargo", ".rustup", ".bun", ".deno", ".volta", ".pyenv", ".rbenv", ".sdkman", ".go", ".asdf", ".gem", "Library/pnpm",
+        ],
+        Platform::Linux => &[
+            ".nvm", ".local", ".cargo", ".rustup", ".bun", ".deno", ".volta", ".pyenv", ".rbenv", ".sdkman", ".go", "go", ".asdf", ".gem",
+        ],
+    }
+}
+
+/// Tier 4 exception: credential stores under home. Not granted by default and
+/// not grantable by a card click; only an explicit rule opens them.
+pub const CREDENTIAL_STORES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".config/op",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    "Library/Keychains",
+    ".bash_history",
+    ".zsh_history",
+    ".sh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".lesshst",
+];
+
+/// The user data areas the macOS read fence closes first (spec: 读围栏).
+pub fn read_fence_roots(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::Macos => &["/Users", "/Volumes"],
+        Platform::Linux => &["/home", "/root", "/mnt", "/media"],
+    }
+}

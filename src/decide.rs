@@ -1,0 +1,217 @@
+//! A request → one decision: parse, derive effects, resolve each through the
+//! precedence, then allow / prompt / refuse with the narrowest proposals.
+
+use crate::api::{DecideRequest, Decision, EffectVerdict, Mode, Outcome, PathCapability, Proposal, Tier, Unknown};
+use crate::capability::{Access, Capability};
+use crate::effects::{self, Context, Unseen};
+use crate::host::{Host, Memo, PathKind};
+use crate::parse;
+use crate::paths;
+use crate::resolve::{Policy, PolicyInput, Resolution, Spellings, Why};
+
+pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
+    let host = Memo::new(host);
+    let host: &dyn Host = &host;
+    let home = paths::normalize(&req.home);
+    let cwd = paths::absolute(&req.workspace, &req.cwd, &home);
+    let policy = Policy::new(
+        &PolicyInput {
+            platform: req.platform,
+            mode: req.mode,
+            home: &home,
+            workspace: &req.workspace,
+            harness_home: &req.harness_home,
+            rules: &req.rules,
+            grants: &req.grants,
+            protected_files: &req.protected_files,
+        },
+        host,
+    );
+
+    let items = match parse::parse(&req.command, &cwd, &home, host) {
+        Ok(items) => items,
+        Err(e) => return refuse_unreadable(e.0),
+    };
+    let analysis = effects::analyse(&items, &Context { cwd: &cwd, home: &home, host }, 0);
+
+    let mut verdicts = Vec::new();
+    let mut why_refused = None;
+    let mut last_grant = None;
+    for e in &analysis.effects {
+        let spellings = Spellings::of(&e.path, host);
+        let r = policy.resolve(&spellings, e.capability);
+        if r.refused && why_refused.is_none() {
+            why_refused = Some((e.path.clone(), e.capability, r.why.clone()));
+        }
+        if r.granted {
+            last_grant = Some(r.why.clone());
+        }
+        verdicts.push(verdict(&e.path, e.capability, &r));
+    }
+
+    let fence_has = |c: Capability| req.mode == Mode::DangerFullAccess || req.fence.contains(&c);
+    let mut unknown = Vec::new();
+    let mut unbounded: Vec<(String, Capability)> = Vec::new();
+    for u in &analysis.unseen {
+        match u {
+            Unseen::Computed { capability, scope, reason } => {
+                let scope: Vec<String> = if scope.is_empty() { vec![cwd.clone()] } else { scope.clone() };
+                let mut bounded = fence_has(*capability);
+                for dir in &scope {
+                    let r = policy.resolve(&Spellings::of(dir, host), *capability);
+                    if r.refused && why_refused.is_none() {
+                        why_refused = Some((dir.clone(), *capability, r.why.clone()));
+                    }
+                    if !r.granted {
+                        bounded = false;
+                    }
+                }
+                if !bounded {
+                    for dir in scope {
+                        unbounded.push((dir, *capability));
+                    }
+                }
+                unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
+            }
+            Unseen::Opaque { reason } => {
+                let fenced = Capability::ALL.iter().all(|&c| fence_has(c));
+                let cwd_grants_all = Capability::ALL.iter().all(|&c| policy.resolve(&Spellings::of(&cwd, host), c).granted);
+                let bounded = fenced || cwd_grants_all;
+                if !bounded {
+                    for c in Capability::ALL {
+                        unbounded.push((cwd.clone(), c));
+                    }
+                }
+                unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
+            }
+            Unseen::NotOnPath { program } => {
+                let bounded = fence_has(Capability::Execute);
+                if !bounded {
+                    unbounded.push((cwd.clone(), Capability::Execute));
+                }
+                unknown.push(Unknown {
+                    capability: Some(Capability::Execute),
+                    reason: format!("`{program}` is not on PATH now; the kernel decides what it starts"),
+                    bounded,
+                });
+            }
+        }
+    }
+
+    let mut missing: Vec<PathCapability> = verdicts
+        .iter()
+        .filter(|v| !v.granted && !v.refused)
+        .map(|v| PathCapability { path: v.path.clone(), capability: v.capability })
+        .collect();
+    for (path, capability) in unbounded {
+        let pc = PathCapability { path, capability };
+        if !missing.contains(&pc) {
+            missing.push(pc);
+        }
+    }
+
+    if let Some((path, cap, why)) = why_refused {
+        return Decision {
+            decision: Outcome::Refuse,
+            reason: refusal_sentence(&path, cap, &why),
+            effects: verdicts,
+            missing: Vec::new(),
+            unknown,
+            proposals: Vec::new(),
+            command_grant: None,
+        };
+    }
+    if missing.is_empty() {
+        let reason = match (&last_grant, verdicts.is_empty()) {
+            (_, true) if unknown.is_empty() => "allowed: the command touches no file that needs a grant".to_string(),
+            (Some(w), _) => format!("allowed: {}", grant_phrase(w)),
+            _ => "allowed: what the command line cannot show is bounded by the kernel fence".to_string(),
+        };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant: None };
+    }
+    let first = &missing[0];
+    let reason = if missing.len() == 1 {
+        format!("{} is not granted on {}", first.capability.as_str(), first.path)
+    } else {
+        format!("{} is not granted on {} (and {} more)", first.capability.as_str(), first.path, missing.len() - 1)
+    };
+    let proposals = proposals(&missing, host);
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant: None }
+}
+
+fn verdict(path: &str, cap: Capability, r: &Resolution) -> EffectVerdict {
+    EffectVerdict {
+        path: path.to_string(),
+        capability: cap,
+        granted: r.granted,
+        refused: r.refused,
+        tier: r.tier,
+        rule_id: r.rule_id.clone(),
+    }
+}
+
+fn refuse_unreadable(why: String) -> Decision {
+    Decision {
+        decision: Outcome::Refuse,
+        reason: format!("refused: {why}; a line this layer cannot read is never run"),
+        effects: Vec::new(),
+        missing: Vec::new(),
+        unknown: vec![Unknown { capability: None, reason: why, bounded: false }],
+        proposals: Vec::new(),
+        command_grant: None,
+    }
+}
+
+fn refusal_sentence(path: &str, cap: Capability, why: &Why) -> String {
+    let op = cap.as_str();
+    match why {
+        Why::PermissionStore(store) => format!("refused: {op} on {path} would change the permission store ({store}); nothing may write it"),
+        Why::Reserved(root) => format!("refused: {root} is a protected system path; {op} on {path} is not allowed for anyone"),
+        Why::Credential(store) => format!("refused: {path} is in a credential store ({store}); only a rule added with /allow add opens it"),
+        Why::ReadOnly => format!("refused: this session is read-only; {op} on {path} cannot be granted"),
+        _ => format!("refused: {op} on {path}"),
+    }
+}
+
+fn grant_phrase(w: &Why) -> String {
+    match w {
+        Why::Rule(p) => format!("a stored rule on {p} covers it"),
+        Why::Grant => "this call's one-shot grant covers it".into(),
+        Why::Baseline(label) => format!("inside the {label} baseline"),
+        Why::FullAccess => "the session runs with full access (protected paths still apply)".into(),
+        _ => "every path is covered".into(),
+    }
+}
+
+/// The narrowest rules "Always allow" would store: one per path, recursive
+/// only for an existing directory, never the parent folder.
+fn proposals(missing: &[PathCapability], host: &dyn Host) -> Vec<Proposal> {
+    let mut out: Vec<Proposal> = Vec::new();
+    for m in missing {
+        if let Some(p) = out.iter_mut().find(|p| p.path == m.path) {
+            p.access.set(m.capability, true);
+            continue;
+        }
+        out.push(Proposal {
+            path: m.path.clone(),
+            recursive: host.kind(&m.path) == PathKind::Dir,
+            access: Access::of(&[m.capability]),
+        });
+    }
+    out
+}
+
+impl Decision {
+    /// Which tier finally decided, for the ledger: `policy` for refusals,
+    /// `rule` when a stored rule or grant spoke, else `baseline`.
+    pub fn deciding_tier(&self) -> Option<Tier> {
+        if self.decision != Outcome::Allow {
+            return None;
+        }
+        if self.effects.iter().any(|e| matches!(e.tier, Tier::Rule | Tier::Grant)) {
+            Some(Tier::Rule)
+        } else {
+            Some(Tier::Baseline)
+        }
+    }
+}

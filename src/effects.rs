@@ -1,0 +1,1061 @@
+//! Simple commands → the (path, capability) pairs they need.
+//!
+//! One declarative table ([`PROGRAMS`]) says what each program does to its
+//! arguments; nothing is inferred from how a name sounds. A program not in
+//! the table yields only the execute effect on its binary.
+
+use crate::capability::Capability::{self, *};
+use crate::host::{Host, PathKind};
+use crate::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
+use crate::paths;
+
+/// A known path and what the command does to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    pub path: String,
+    pub capability: Capability,
+}
+
+/// What the text names but cannot locate, or cannot show at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unseen {
+    /// The operation is visible, the path is computed at run time; it lies
+    /// somewhere under `scope` (the working directory, or a glob's directory).
+    Computed { capability: Capability, scope: Vec<String>, reason: String },
+    /// Inline code or a shell program the parser cannot reduce.
+    Opaque { reason: String },
+    /// A program PATH lookup cannot find now; the kernel decides at exec time.
+    NotOnPath { program: String },
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    pub effects: Vec<Effect>,
+    pub unseen: Vec<Unseen>,
+}
+
+/// Nested `bash -c '…'` is followed this deep, then treated as opaque.
+const MAX_SHELL_DEPTH: usize = 3;
+
+pub struct Context<'a> {
+    pub cwd: &'a str,
+    pub home: &'a str,
+    pub host: &'a dyn Host,
+}
+
+/// Everything `items` would do.
+pub fn analyse(items: &[Item], cx: &Context, depth: usize) -> Analysis {
+    let mut out = Analysis::default();
+    for item in items {
+        match item {
+            Item::Command(cmd) => command(cmd, cx, depth, &mut out),
+            Item::Redirect { redirect, cwd } => redirection(redirect, cwd, cx, &mut out),
+        }
+    }
+    dedupe(&mut out);
+    out
+}
+
+fn dedupe(out: &mut Analysis) {
+    let mut seen = Vec::new();
+    out.effects.retain(|e| {
+        if seen.contains(e) {
+            false
+        } else {
+            seen.push(e.clone());
+            true
+        }
+    });
+    let mut seen_u = Vec::new();
+    out.unseen.retain(|u| {
+        if seen_u.contains(u) {
+            false
+        } else {
+            seen_u.push(u.clone());
+            true
+        }
+    });
+}
+
+/// Shell builtins and keywords: no binary is started.
+const BUILTINS: &[&str] = &[
+    "cd", "pushd", "popd", "dirs", "echo", "printf", "test", "[", "[[", "true", "false", ":", "export",
+    "set", "unset", "read", "pwd", "exit", "return", "shift", "local", "declare", "typeset", "readonly",
+    "alias", "unalias", "type", "hash", "wait", "jobs", "fg", "bg", "kill", "trap", "umask", "let",
+    "getopts", "break", "continue", "shopt", "builtin", "history", "disown", "ulimit", "help", "mapfile",
+    "readarray", "caller", "compgen", "complete", "enable", "logout", "suspend",
+];
+
+/// What a program does with its operands (after options are set aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Every operand gets these capabilities.
+    Each(&'static [Capability]),
+    /// Write if the operand exists, create if not (touch, tee, truncate).
+    CreateOrWrite,
+    /// The first operand is not a path (a mode, an owner), the rest are written.
+    WriteAfterFirst,
+    /// The first operand is not a path (a pattern, a program, a filter), the
+    /// rest are read, unless an option supplied it (`-e`, `-f`).
+    ReadAfterFirst,
+    /// Sources read, last operand (or `-t DIR`) created or written.
+    Copy,
+    /// Sources deleted, last operand (or `-t DIR`) created.
+    Move,
+    /// The last operand (or `DIR/name`) is created.
+    Link,
+    /// `mknod NAME TYPE …`: only the first operand is a path.
+    CreateFirst,
+    /// `uniq [in [out]]`: the first read, the second written.
+    InOut,
+    Sed,
+    Dd,
+    Curl,
+    Wget,
+    Tar,
+    Unzip,
+    Zip,
+    Compress,
+    Find,
+    Shell,
+    Interpreter,
+    /// `eval`, `source`, `.`: shell code the text does not show.
+    Opaque,
+    Shred,
+    Sort,
+    Jq,
+}
+
+/// How a wrapper finds the program it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wrapper {
+    /// Options (some taking values), then the command.
+    Options,
+    /// `env`: NAME=value words and options (`-C DIR` changes directory).
+    Env,
+    /// `timeout [opts] DURATION cmd`.
+    Timeout,
+    /// `command`: `-v`/`-V` only look the name up.
+    Command,
+    /// `xargs`: the command's operands come from input, so its path
+    /// effects are computed.
+    Xargs,
+}
+
+struct Program {
+    names: &'static [&'static str],
+    /// Options whose value is the next word (or attached).
+    takes_value: &'static [&'static str],
+    kind: Kind,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Role(Role),
+    Wrapper(Wrapper),
+}
+
+/// The program effects table. Keep it reading like the spec's list.
+const PROGRAMS: &[Program] = &[
+    // Delete their operands.
+    Program { names: &["rm", "rmdir", "unlink"], takes_value: &[], kind: Kind::Role(Role::Each(&[Delete])) },
+    Program { names: &["shred"], takes_value: &["-n", "-s", "--iterations", "--size", "--random-source"], kind: Kind::Role(Role::Shred) },
+    // Create their operands.
+    Program { names: &["mkdir"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mkfifo"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mknod"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::CreateFirst) },
+    Program { names: &["touch"], takes_value: &["-d", "-t", "-r", "--date", "--reference", "--time"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["tee"], takes_value: &["--output-error"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["truncate"], takes_value: &["-s", "-r", "--size", "--reference"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["chmod", "chown", "chgrp"], takes_value: &["--reference", "--from"], kind: Kind::Role(Role::WriteAfterFirst) },
+    Program { names: &["mv"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Move) },
+    Program { names: &["cp"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup", "--sparse", "--reflink"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["install"], takes_value: &["-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--target-directory", "--suffix"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["rsync"], takes_value: &["-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--log-file", "--password-file", "--chmod", "--chown", "-B", "--block-size", "--max-size", "--min-size", "--partial-dir", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Link) },
+    Program { names: &["sed"], takes_value: &["-e", "-f", "-l", "--expression", "--file", "--line-length"], kind: Kind::Role(Role::Sed) },
+    Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
+    Program { names: &["curl"], takes_value: &["-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
+    Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
+    Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label"], kind: Kind::Role(Role::Tar) },
+    Program { names: &["unzip"], takes_value: &["-d", "-x", "-P"], kind: Kind::Role(Role::Unzip) },
+    Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s"], kind: Kind::Role(Role::Zip) },
+    Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads", "-o"], kind: Kind::Role(Role::Compress) },
+    // Readers.
+    Program { names: &["cat", "less", "more", "wc", "tac", "nl", "rev", "strings", "od", "xxd", "hexdump", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "base64", "fold", "fmt", "expand", "unexpand", "paste", "comm", "join", "column", "pr", "ls", "dir", "vdir", "bat", "stat", "file", "readlink", "realpath", "tree", "diff", "cmp", "du", "head", "tail", "cut"], takes_value: &["-n", "-c", "-s", "-d", "-f", "-b", "-w", "-t", "-L", "-I", "-P", "-m", "-l", "--lines", "--bytes", "--format", "--printf", "--max-depth", "--exclude", "--delimiter", "--fields", "--characters", "--width", "--ignore", "--hide", "--color", "--time-style", "--block-size", "--sleep-interval", "--pid", "-F", "-x", "-X", "-U", "--label"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
+    Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
+    Program { names: &["grep", "egrep", "fgrep", "rg", "ag"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["jq", "yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
+    Program { names: &["find"], takes_value: &[], kind: Kind::Role(Role::Find) },
+    // Programs that run code.
+    Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
+    Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
+    Program { names: &["eval", "source", "."], takes_value: &[], kind: Kind::Role(Role::Opaque) },
+    // Wrappers, followed to the program they start.
+    Program { names: &["sudo"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["doas"], takes_value: &["-u", "-C"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["env"], takes_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], kind: Kind::Wrapper(Wrapper::Env) },
+    Program { names: &["nice"], takes_value: &["-n", "--adjustment"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["nohup", "setsid"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["timeout"], takes_value: &["-s", "-k", "--signal", "--kill-after"], kind: Kind::Wrapper(Wrapper::Timeout) },
+    Program { names: &["command"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Command) },
+    Program { names: &["exec"], takes_value: &["-a"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["ionice"], takes_value: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["stdbuf"], takes_value: &["-i", "-o", "-e", "--input", "--output", "--error"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["time"], takes_value: &["-f", "-o", "--format", "--output"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["xargs"], takes_value: &["-I", "-i", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--max-chars", "--eof"], kind: Kind::Wrapper(Wrapper::Xargs) },
+];
+
+fn program(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
+
+/// Options and operands of one command line, split by a program's table row.
+struct Split<'a> {
+    /// (option name, its value) in order; flags have `None`.
+    options: Vec<(String, Option<&'a Arg>)>,
+    operands: Vec<&'a Arg>,
+}
+
+impl<'a> Split<'a> {
+    fn has(&self, names: &[&str]) -> bool {
+        self.options.iter().any(|(o, _)| names.contains(&o.as_str()))
+    }
+    fn values(&self, names: &[&str]) -> Vec<&'a Arg> {
+        self.options.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| *v).collect()
+    }
+    /// A short flag letter appearing alone or in a cluster (`-rf`).
+    fn short(&self, letter: char) -> bool {
+        self.options
+            .iter()
+            .any(|(o, _)| o.starts_with('-') && !o.starts_with("--") && o[1..].contains(letter))
+    }
+}
+
+/// Split `args` into options and operands. `--` ends options. Attached
+/// values (`-n5`, `--lines=5`) stay with their option.
+fn split<'a>(args: &'a [Arg], takes_value: &[&str]) -> Split<'a> {
+    let mut options = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let text = a.text();
+        if only_operands || !text.starts_with('-') || text == "-" || !matches!(a, Arg::Literal(_)) {
+            operands.push(a);
+            continue;
+        }
+        if text == "--" {
+            only_operands = true;
+            continue;
+        }
+        if let Some((name, _)) = text.split_once('=').filter(|_| text.starts_with("--")) {
+            options.push((name.to_string(), Some(a)));
+            continue;
+        }
+        if takes_value.contains(&text) {
+            options.push((text.to_string(), args.get(i)));
+            i += 1;
+            continue;
+        }
+        // `-n5`: a short option with its value attached.
+        if !text.starts_with("--") && text.len() > 2 && takes_value.contains(&&text[..2]) {
+            options.push((text[..2].to_string(), Some(a)));
+            continue;
+        }
+        options.push((text.to_string(), None));
+    }
+    Split { options, operands }
+}
+
+/// The value of `--opt=value` or of a separate word.
+fn option_value<'a>(name: &str, value: &'a Arg) -> Option<&'a str> {
+    let text = value.literal()?;
+    if let Some(rest) = text.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+        return Some(rest);
+    }
+    if text.len() > 2 && text.starts_with(name) && !name.starts_with("--") {
+        return Some(&text[name.len()..]);
+    }
+    Some(text)
+}
+
+struct Sink<'a, 'b> {
+    cx: &'a Context<'b>,
+    cwd: &'a Cwd,
+    out: &'a mut Analysis,
+}
+
+impl Sink<'_, '_> {
+    fn dirs(&self) -> Option<&Vec<String>> {
+        self.cwd.0.as_ref()
+    }
+
+    /// Record `cap` on the path `arg` names (resolved against each possible cwd).
+    fn path(&mut self, arg: &Arg, cap: Capability) {
+        self.path_with(arg, |_, _| cap);
+    }
+
+    /// Record an effect whose capability depends on what is there now.
+    fn path_with(&mut self, arg: &Arg, cap: impl Fn(&str, PathKind) -> Capability) {
+        match arg {
+            Arg::Stream => {}
+            Arg::Literal(s) if is_stream_path(s) => {}
+            Arg::Literal(s) => {
+                if s.is_empty() {
+                    return;
+                }
+                match self.dirs().cloned() {
+                    Some(dirs) => {
+                        for d in dirs {
+                            let p = paths::absolute(&d, s, self.cx.home);
+                            let c = cap(&p, self.cx.host.kind(&p));
+                            self.out.effects.push(Effect { path: p, capability: c });
+                        }
+                    }
+                    None if s.starts_with('/') || s.starts_with('~') => {
+                        let p = paths::absolute("/", s, self.cx.home);
+                        let c = cap(&p, self.cx.host.kind(&p));
+                        self.out.effects.push(Effect { path: p, capability: c });
+                    }
+                    None => {
+                        let c = cap("", PathKind::Missing);
+                        self.computed(c, format!("`{s}` is relative to a directory only the shell knows"));
+                    }
+                }
+            }
+            Arg::Glob { dir, escapes: false, text } if self.dirs().is_some() => {
+                let c = cap("", PathKind::Missing);
+                let scope: Vec<String> = self
+                    .dirs()
+                    .unwrap()
+                    .iter()
+                    .map(|d| if dir.is_empty() { d.clone() } else { paths::absolute(d, dir, self.cx.home) })
+                    .collect();
+                self.out.unseen.push(Unseen::Computed {
+                    capability: c,
+                    scope,
+                    reason: format!("`{text}` names files only the shell's expansion knows"),
+                });
+            }
+            Arg::Glob { text, .. } | Arg::Computed { text } => {
+                let c = cap("", PathKind::Missing);
+                self.computed(c, format!("`{text}` is computed when the command runs"));
+            }
+        }
+    }
+
+    fn computed(&mut self, cap: Capability, reason: String) {
+        let scope = self.dirs().cloned().unwrap_or_default();
+        self.out.unseen.push(Unseen::Computed { capability: cap, scope, reason });
+    }
+
+    /// Names only known at run time, created (and overwritten) inside `dir`.
+    fn unknown_names_in(&mut self, dir: Option<&Arg>, caps: &[Capability], why: &str) {
+        let dirs: Option<Vec<String>> = match dir {
+            None => self.dirs().cloned(),
+            Some(Arg::Literal(d)) => self.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, d, self.cx.home)).collect()),
+            Some(_) => None,
+        };
+        for &cap in caps {
+            self.out.unseen.push(Unseen::Computed {
+                capability: cap,
+                scope: dirs.clone().unwrap_or_default(),
+                reason: why.to_string(),
+            });
+        }
+    }
+
+    fn opaque(&mut self, reason: String) {
+        self.out.unseen.push(Unseen::Opaque { reason });
+    }
+}
+
+/// Descriptors and devices that are not files a rule is about.
+fn is_stream_path(s: &str) -> bool {
+    matches!(s, "-" | "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "/dev/random" | "/dev/urandom")
+        || s.starts_with("/dev/fd/")
+        || s.starts_with("/proc/self/fd/")
+}
+
+fn create_or_write(_: &str, kind: PathKind) -> Capability {
+    if kind == PathKind::Missing {
+        Create
+    } else {
+        Write
+    }
+}
+
+fn redirection(r: &parse::Redirect, cwd: &Cwd, cx: &Context, out: &mut Analysis) {
+    let mut sink = Sink { cx, cwd, out };
+    match r.op {
+        RedirectOp::Duplicate => {}
+        RedirectOp::Read => sink.path(&r.target, Read),
+        RedirectOp::Truncate | RedirectOp::Append => sink.path_with(&r.target, create_or_write),
+        RedirectOp::ReadWrite => {
+            sink.path(&r.target, Read);
+            sink.path_with(&r.target, create_or_write);
+        }
+    }
+}
+
+fn command(cmd: &SimpleCommand, cx: &Context, depth: usize, out: &mut Analysis) {
+    for r in &cmd.redirects {
+        redirection(r, &cmd.cwd, cx, out);
+    }
+    run(&cmd.argv, &cmd.cwd, cx, depth, out);
+}
+
+/// Effects of starting `argv` in `cwd`.
+fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+    let Some(first) = argv.first() else { return };
+    let Some(name) = first.literal() else {
+        let mut sink = Sink { cx, cwd, out };
+        sink.opaque(format!("the program name `{}` is computed when the command runs", first.text()));
+        return;
+    };
+    let base = paths::file_name(name);
+    if !BUILTINS.contains(&name) && !(matches!(name, "command" | "exec" | "time" | "eval" | "source" | ".")) {
+        execute(name, cwd, cx, out);
+    }
+    let args = &argv[1..];
+    let Some(prog) = program(base) else { return };
+    match prog.kind {
+        Kind::Wrapper(w) => wrapper(w, prog, args, cwd, cx, depth, out),
+        Kind::Role(role) => {
+            let s = split(args, prog.takes_value);
+            let mut sink = Sink { cx, cwd, out };
+            operands(role, base, &s, args, &mut sink, depth);
+        }
+    }
+}
+
+/// The execute effect on the binary a name starts.
+fn execute(name: &str, cwd: &Cwd, cx: &Context, out: &mut Analysis) {
+    if name.contains('/') {
+        let mut sink = Sink { cx, cwd, out };
+        sink.path(&Arg::Literal(name.to_string()), Execute);
+        return;
+    }
+    match cx.host.which(name) {
+        Some(p) => out.effects.push(Effect { path: paths::normalize(&p), capability: Execute }),
+        None => out.unseen.push(Unseen::NotOnPath { program: name.to_string() }),
+    }
+}
+
+fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+    // Options end at the first word that is not one (or at `--`).
+    let mut i = 0;
+    let mut cwd = cwd.clone();
+    let mut dash_s = None;
+    while i < args.len() {
+        let t = args[i].text();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if w == Wrapper::Env && t.contains('=') && !t.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        if w == Wrapper::Command && (t == "-v" || t == "-V") {
+            return; // only looks the name up
+        }
+        if prog.takes_value.contains(&t) {
+            if w == Wrapper::Env && matches!(t, "-C" | "--chdir") {
+                let dir = args.get(i + 1).and_then(Arg::literal);
+                cwd = match (dir, &cwd.0) {
+                    (Some(d), Some(ds)) => Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, cx.home)).collect())),
+                    _ => Cwd(None),
+                };
+            }
+            if w == Wrapper::Env && matches!(t, "-S" | "--split-string") {
+                dash_s = Some(args.get(i + 1).map(|a| a.text().to_string()).unwrap_or_default());
+            }
+            i += 2;
+            continue;
+        }
+        if w == Wrapper::Env && t.starts_with("--chdir=") {
+            cwd = Cwd(None);
+        }
+        i += 1;
+    }
+    if let Some(s) = dash_s {
+        Sink { cx, cwd: &cwd, out }.opaque(format!("env -S `{s}` splits a command line at run time"));
+        return;
+    }
+    let mut rest = &args[i.min(args.len())..];
+    if w == Wrapper::Timeout && !rest.is_empty() {
+        rest = &rest[1..]; // the duration
+    }
+    if rest.is_empty() {
+        return;
+    }
+    if w == Wrapper::Xargs {
+        // The program is visible, its operands arrive on stdin: every path
+        // effect it has is computed.
+        let mut inner = Analysis::default();
+        let mut probe = rest.to_vec();
+        probe.push(Arg::Computed { text: "<input from xargs>".into() });
+        run(&probe, &cwd, cx, depth, &mut inner);
+        for e in inner.effects {
+            if e.capability == Execute {
+                out.effects.push(e);
+            } else {
+                out.unseen.push(Unseen::Computed {
+                    capability: e.capability,
+                    scope: cwd.0.clone().unwrap_or_default(),
+                    reason: "xargs supplies the operands at run time".into(),
+                });
+            }
+        }
+        out.unseen.extend(inner.unseen);
+        return;
+    }
+    run(rest, &cwd, cx, depth, out);
+}
+
+fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let ops = &s.operands;
+    match role {
+        Role::Each(caps) => {
+            for op in ops {
+                for &c in caps {
+                    sink.path(op, c);
+                }
+            }
+        }
+        Role::Shred => {
+            let remove = s.short('u') || s.has(&["--remove", "--remove=unlink", "--remove=wipe", "--remove=wipesync"]);
+            for op in ops {
+                sink.path(op, Write);
+                if remove {
+                    sink.path(op, Delete);
+                }
+            }
+        }
+        Role::CreateOrWrite => {
+            for v in s.values(&["-r", "--reference"]) {
+                if let Some(p) = option_value("--reference", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            for op in ops {
+                sink.path_with(op, create_or_write);
+            }
+        }
+        Role::WriteAfterFirst => {
+            let skip = if s.has(&["--reference"]) { 0 } else { 1 };
+            for op in ops.iter().skip(skip) {
+                sink.path(op, Write);
+            }
+        }
+        Role::CreateFirst => {
+            if let Some(op) = ops.first() {
+                sink.path(op, Create);
+            }
+        }
+        Role::ReadAfterFirst => {
+            let pattern_given = s.has(&["-e", "--regexp", "-f", "--file"]);
+            for v in s.values(&["-f", "--file"]) {
+                if let Some(p) = option_value("--file", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            let skip = if pattern_given { 0 } else { 1 };
+            let files: Vec<&&Arg> = ops.iter().skip(skip).collect();
+            if files.is_empty() && (s.short('r') || s.short('R') || matches!(name, "rg" | "ag")) && name != "awk" {
+                // Recursive search with no path searches the working directory.
+                sink.path(&Arg::Literal(".".into()), Read);
+            }
+            for op in files {
+                sink.path(op, Read);
+            }
+        }
+        Role::Jq => {
+            let filter_given = s.has(&["-f", "--from-file"]);
+            for v in s.values(&["-f", "--from-file"]) {
+                if let Some(p) = option_value("--from-file", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            // --arg/--argjson take two words, --slurpfile/--rawfile name a file second.
+            let mut extra_skip: Vec<*const Arg> = Vec::new();
+            for (i, a) in args.iter().enumerate() {
+                match a.text() {
+                    "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => {
+                        if let Some(v) = args.get(i + 2) {
+                            extra_skip.push(v as *const Arg);
+                            if matches!(a.text(), "--slurpfile" | "--rawfile") {
+                                sink.path(v, Read);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let files: Vec<&&Arg> =
+                ops.iter().filter(|a| !extra_skip.contains(&(**a as *const Arg))).skip(if filter_given { 0 } else { 1 }).collect();
+            for op in files {
+                sink.path(op, Read);
+            }
+        }
+        Role::Sort => {
+            for v in s.values(&["-o", "--output"]) {
+                if let Some(p) = option_value("--output", v) {
+                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                }
+            }
+            for op in ops {
+                sink.path(op, Read);
+            }
+        }
+        Role::InOut => {
+            if let Some(i) = ops.first() {
+                sink.path(i, Read);
+            }
+            if let Some(o) = ops.get(1) {
+                sink.path_with(o, create_or_write);
+            }
+        }
+        Role::Copy | Role::Move | Role::Link => transfer(role, s, sink),
+        Role::Sed => {
+            let in_place = s.options.iter().any(|(o, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
+                || s.options.iter().any(|(o, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
+            let script_given = s.has(&["-e", "--expression", "-f", "--file"]);
+            for v in s.values(&["-f", "--file"]) {
+                if let Some(p) = option_value("--file", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            for op in ops.iter().skip(if script_given { 0 } else { 1 }) {
+                sink.path(op, Read);
+                if in_place {
+                    sink.path(op, Write);
+                }
+            }
+        }
+        Role::Dd => {
+            for op in ops {
+                if let Some(t) = op.literal() {
+                    if let Some(p) = t.strip_prefix("if=") {
+                        sink.path(&Arg::Literal(p.to_string()), Read);
+                    } else if let Some(p) = t.strip_prefix("of=") {
+                        sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    }
+                } else if op.text().starts_with("if=") {
+                    sink.computed(Read, format!("`{}` is computed", op.text()));
+                } else if op.text().starts_with("of=") {
+                    sink.computed(Create, format!("`{}` is computed", op.text()));
+                }
+            }
+        }
+        Role::Curl => {
+            for v in s.values(&["-o", "--output"]) {
+                if let Some(p) = option_value("--output", v) {
+                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                }
+            }
+            for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr"]) {
+                if let Some(p) = option_value("--cookie-jar", v).filter(|p| *p != "-") {
+                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                }
+            }
+            for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
+                if let Some(p) = option_value("--upload-file", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"]) {
+                if let Some(p) = v.literal().and_then(|t| t.split_once('@')).map(|(_, f)| f.split(';').next().unwrap_or("")) {
+                    if !p.is_empty() {
+                        sink.path(&Arg::Literal(p.to_string()), Read);
+                    }
+                }
+            }
+            if s.has(&["-O", "--remote-name", "--remote-name-all"]) || s.short('O') {
+                let dir = s.values(&["--output-dir"]).first().and_then(|v| option_value("--output-dir", v)).map(|d| Arg::Literal(d.to_string()));
+                for url in ops {
+                    match url.literal().and_then(url_file_name) {
+                        Some(f) => {
+                            let p = match &dir {
+                                Some(Arg::Literal(d)) => format!("{d}/{f}"),
+                                _ => f.to_string(),
+                            };
+                            sink.path_with(&Arg::Literal(p), create_or_write);
+                        }
+                        None => sink.unknown_names_in(dir.as_ref(), &[Create, Write], "curl -O names the file after the URL"),
+                    }
+                }
+            }
+        }
+        Role::Wget => {
+            let mut named = false;
+            for v in s.values(&["-O", "--output-document"]) {
+                named = true;
+                if let Some(p) = option_value("--output-document", v).filter(|p| *p != "-") {
+                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                }
+            }
+            for v in s.values(&["-o", "--output-file", "-a", "--append-output"]) {
+                if let Some(p) = option_value("--output-file", v) {
+                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                }
+            }
+            for v in s.values(&["-i", "--input-file"]) {
+                if let Some(p) = option_value("--input-file", v) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            if !named && !s.has(&["--spider"]) {
+                let prefix = s.values(&["-P", "--directory-prefix"]).first().and_then(|v| option_value("--directory-prefix", v)).map(|d| Arg::Literal(d.to_string()));
+                sink.unknown_names_in(prefix.as_ref(), &[Create, Write], "wget names the file after the URL");
+            }
+        }
+        Role::Tar => tar(s, args, sink),
+        Role::Unzip => {
+            let list_only = s.short('l') || s.short('t') || s.short('Z') || s.short('p');
+            let Some(archive) = ops.first() else { return };
+            sink.path(archive, Read);
+            if !list_only {
+                let dir = s.values(&["-d"]).first().copied();
+                sink.unknown_names_in(dir, &[Create, Write], "unzip creates the names the archive holds");
+            }
+        }
+        Role::Zip => {
+            let Some(archive) = ops.first() else { return };
+            sink.path_with(archive, create_or_write);
+            for op in &ops[1..] {
+                sink.path(op, Read);
+            }
+            if s.short('m') {
+                for op in &ops[1..] {
+                    sink.path(op, Delete);
+                }
+            }
+        }
+        Role::Compress => {
+            let to_stdout = s.short('c') || s.has(&["--stdout", "--to-stdout", "-l", "--list", "-t", "--test"]);
+            let keep = s.short('k') || s.has(&["--keep"]);
+            let decompress = s.short('d') || s.has(&["--decompress", "--uncompress"]) || name.starts_with("gun") || name.starts_with("bun") || name.starts_with("un");
+            for op in ops {
+                sink.path(op, Read);
+                if to_stdout {
+                    continue;
+                }
+                if let Arg::Literal(f) = op {
+                    let suffix = compress_suffix(name);
+                    let other = if decompress {
+                        f.strip_suffix(suffix).map(str::to_string).unwrap_or_else(|| format!("{f}.out"))
+                    } else {
+                        format!("{f}{suffix}")
+                    };
+                    sink.path_with(&Arg::Literal(other), create_or_write);
+                } else {
+                    sink.computed(Create, format!("`{}` is computed", op.text()));
+                }
+                if !keep {
+                    sink.path(op, Delete);
+                }
+            }
+        }
+        Role::Find => find(args, sink, depth),
+        Role::Shell => shell(s, args, sink, depth),
+        Role::Interpreter => interpreter(name, args, sink),
+        Role::Opaque => {
+            let what = if name == "eval" { "eval runs text as shell code" } else { "source runs a file as shell code" };
+            if name != "eval" {
+                if let Some(f) = ops.first() {
+                    sink.path(f, Read);
+                }
+            }
+            sink.opaque(what.to_string());
+        }
+    }
+}
+
+fn compress_suffix(name: &str) -> &'static str {
+    match name {
+        "bzip2" | "bunzip2" => ".bz2",
+        "xz" | "unxz" => ".xz",
+        "zstd" | "unzstd" => ".zst",
+        "lz4" => ".lz4",
+        _ => ".gz",
+    }
+}
+
+fn url_file_name(url: &str) -> Option<&str> {
+    let path = url.split(['?', '#']).next()?;
+    let after_host = path.split_once("://").map(|(_, r)| r).unwrap_or(path);
+    let (_, p) = after_host.split_once('/')?;
+    let name = p.rsplit('/').next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+/// cp / mv / ln / install / rsync: sources and one destination.
+fn transfer(role: Role, s: &Split, sink: &mut Sink) {
+    let target_dir = s.values(&["-t", "--target-directory"]).first().copied();
+    let no_target_dir = s.short('T') || s.has(&["--no-target-directory"]);
+    let mut ops: Vec<&Arg> = s.operands.clone();
+    // rsync/scp-style remote operands (`host:path`) are not local files.
+    ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
+    if role == Role::Copy && s.short('d') && s.options.iter().any(|(o, _)| o == "-d") && ops.len() == 1 {
+        // install -d DIR
+        sink.path(ops[0], Create);
+        return;
+    }
+    let (sources, dest): (Vec<&Arg>, Option<Arg>) = match target_dir {
+        Some(v) => (ops.clone(), option_value("--target-directory", v).map(|d| Arg::Literal(format!("{d}/")))),
+        None if role == Role::Link && ops.len() == 1 => (ops.clone(), Some(Arg::Literal("./".into()))),
+        None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), Some(ops[ops.len() - 1].clone())),
+        None => (ops.clone(), None),
+    };
+    for src in &sources {
+        match role {
+            Role::Copy => sink.path(src, Read),
+            Role::Move => {
+                sink.path(src, Read);
+                sink.path(src, Delete);
+            }
+            _ => {}
+        }
+    }
+    let Some(dest) = dest else { return };
+    match &dest {
+        Arg::Literal(d) => {
+            let dirs = sink.dirs().cloned();
+            let resolve = |base: &str| paths::absolute(base, d, sink.cx.home);
+            let into_dir = !no_target_dir
+                && (d.ends_with('/')
+                    || sources.len() > 1
+                    || dirs.as_ref().is_some_and(|ds| ds.iter().any(|b| sink.cx.host.kind(&resolve(b)) == PathKind::Dir)));
+            if into_dir {
+                for src in &sources {
+                    match src.literal() {
+                        Some(sname) => {
+                            let leaf = paths::file_name(sname.trim_end_matches('/'));
+                            let p = format!("{}/{}", d.trim_end_matches('/'), leaf);
+                            let cap = if role == Role::Link { |_: &str, _| Create } else { create_or_write as fn(&str, PathKind) -> Capability };
+                            sink.path_with(&Arg::Literal(p), cap);
+                        }
+                        None => sink.unknown_names_in(Some(&dest), &[Create, Write], "the names copied in are computed"),
+                    }
+                }
+            } else if role == Role::Copy {
+                sink.path_with(&dest, create_or_write);
+            } else {
+                sink.path(&dest, Create);
+                if role == Role::Move {
+                    // Renaming over an existing file replaces it.
+                    sink.path_with(&dest, |_, k| if k == PathKind::Missing { Create } else { Write });
+                }
+            }
+        }
+        other => {
+            let cap = if role == Role::Copy { Write } else { Create };
+            sink.computed(Create, format!("`{}` is computed", other.text()));
+            if cap == Write {
+                sink.computed(Write, format!("`{}` is computed", other.text()));
+            }
+        }
+    }
+}
+
+fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
+    // Old style: the first word is a bundle of mode letters without a dash.
+    let bundle = args.first().and_then(Arg::literal).filter(|t| !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic())).unwrap_or("");
+    let letters: String = s
+        .options
+        .iter()
+        .filter(|(o, _)| o.starts_with('-') && !o.starts_with("--"))
+        .map(|(o, _)| o[1..].to_string())
+        .collect::<String>()
+        + bundle;
+    let long = |n: &str| s.has(&[n]);
+    let create = letters.contains('c') || long("--create");
+    let extract = letters.contains('x') || long("--extract") || long("--get");
+    let append = letters.contains('r') || letters.contains('u') || long("--append") || long("--update");
+    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().and_then(|v| option_value("--file", v)).map(|f| Arg::Literal(f.to_string()));
+    let mut operands: Vec<&Arg> = s.operands.clone();
+    if !bundle.is_empty() {
+        operands.remove(0);
+        if bundle.contains('f') && archive.is_none() && !operands.is_empty() {
+            archive = Some(operands.remove(0).clone());
+        }
+    }
+    let dir = s.values(&["-C", "--directory"]).first().and_then(|v| option_value("--directory", v)).map(|d| Arg::Literal(d.to_string()));
+    if create || append {
+        if let Some(a) = &archive {
+            sink.path_with(a, create_or_write);
+        }
+        let base_cwd;
+        let members_cwd = match (&dir, sink.cwd.0.as_ref()) {
+            (Some(Arg::Literal(d)), Some(ds)) => {
+                base_cwd = Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, sink.cx.home)).collect()));
+                &base_cwd
+            }
+            _ => sink.cwd,
+        };
+        let mut inner = Sink { cx: sink.cx, cwd: members_cwd, out: sink.out };
+        for m in operands {
+            inner.path(m, Read);
+        }
+    } else {
+        if let Some(a) = &archive {
+            sink.path(a, Read);
+        }
+        if extract {
+            sink.unknown_names_in(dir.as_ref(), &[Create, Write], "tar extracts names the archive holds");
+        }
+    }
+}
+
+fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
+    // Start points come before the first expression word.
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text();
+        if t.starts_with('-') || t == "(" || t == "!" {
+            if matches!(t, "-H" | "-L" | "-P") && starts.is_empty() {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        starts.push(&args[i]);
+        i += 1;
+    }
+    let default_start = Arg::Literal(".".into());
+    if starts.is_empty() {
+        starts.push(&default_start);
+    }
+    for s in &starts {
+        sink.path(s, Read);
+    }
+    let scope_of = |sink: &Sink| -> Vec<String> {
+        let mut scope = Vec::new();
+        for s in &starts {
+            if let (Some(t), Some(ds)) = (s.literal(), sink.dirs()) {
+                for d in ds {
+                    scope.push(paths::absolute(d, t, sink.cx.home));
+                }
+            }
+        }
+        scope
+    };
+    while i < args.len() {
+        let t = args[i].text();
+        i += 1;
+        match t {
+            "-delete" => {
+                let scope = scope_of(sink);
+                sink.out.unseen.push(Unseen::Computed { capability: Delete, scope, reason: "find -delete removes what it matches".into() });
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                if let Some(f) = args.get(i) {
+                    sink.path_with(f, create_or_write);
+                }
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let end = args[i..].iter().position(|a| matches!(a.text(), ";" | "+")).map(|p| i + p).unwrap_or(args.len());
+                // `{}` stands for each match: the command's path effects are computed.
+                let argv: Vec<Arg> = args[i..end]
+                    .iter()
+                    .map(|a| if a.text().contains("{}") { Arg::Computed { text: a.text().to_string() } } else { a.clone() })
+                    .collect();
+                let mut inner = Analysis::default();
+                run(&argv, sink.cwd, sink.cx, depth, &mut inner);
+                let scope = scope_of(sink);
+                for e in inner.effects {
+                    sink.out.effects.push(e);
+                }
+                for u in inner.unseen {
+                    match u {
+                        Unseen::Computed { capability, reason, .. } => {
+                            sink.out.unseen.push(Unseen::Computed { capability, scope: scope.clone(), reason })
+                        }
+                        other => sink.out.unseen.push(other),
+                    }
+                }
+                i = end + 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(pos) = args.iter().position(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))) else {
+        // `bash script.sh [args]` reads the script; the kernel bounds what it does.
+        match s.operands.first() {
+            Some(script) => sink.path(script, Read),
+            None => sink.opaque("a shell reading its commands from standard input".into()),
+        }
+        return;
+    };
+    match args.get(pos + 1) {
+        Some(Arg::Literal(code)) if depth < MAX_SHELL_DEPTH => {
+            let Some(dirs) = sink.dirs().cloned() else {
+                sink.opaque("a shell program run from a directory only the shell knows".into());
+                return;
+            };
+            for d in dirs {
+                match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
+                    Ok(items) => {
+                        let inner_cx = Context { cwd: &d, home: sink.cx.home, host: sink.cx.host };
+                        let a = analyse(&items, &inner_cx, depth + 1);
+                        sink.out.effects.extend(a.effects);
+                        sink.out.unseen.extend(a.unseen);
+                    }
+                    Err(e) => sink.opaque(format!("the inner shell program cannot be read ({})", e.0)),
+                }
+            }
+        }
+        Some(Arg::Literal(_)) => sink.opaque("shell programs nested this deep are not read".into()),
+        Some(other) => sink.opaque(format!("the shell program `{}` is computed when the command runs", other.text())),
+        None => sink.opaque("a shell -c without a program".into()),
+    }
+}
+
+fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
+    let inline: &[&str] = match name {
+        "node" | "nodejs" | "deno" | "bun" => &["-e", "--eval", "-p", "--print"],
+        "perl" | "ruby" => &["-e", "-E"],
+        "php" => &["-r"],
+        "lua" => &["-e"],
+        "Rscript" => &["-e"],
+        "osascript" => &["-e"],
+        "pwsh" | "powershell" => &["-c", "-Command", "-command", "-EncodedCommand"],
+        _ => &["-c"],
+    };
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text();
+        if inline.contains(&t) || (name.starts_with("python") && t.starts_with('-') && !t.starts_with("--") && t.ends_with('c') && t.len() <= 4) {
+            sink.opaque(format!("`{name} {t}` runs inline code the command line does not show"));
+            return;
+        }
+        if name.starts_with("python") && t == "-m" {
+            return; // a module from the interpreter's path: the kernel bounds it
+        }
+        if (name == "perl") && t.starts_with("-i") || (name == "perl" && t.starts_with("-p") && t.contains('i')) {
+            // perl -pi -e …: in place edit of the files; the program itself is inline.
+            sink.opaque(format!("`{name} {t}` edits files with inline code"));
+            return;
+        }
+        if !t.starts_with('-') {
+            // The script: read, not executed (it is not execve'd).
+            sink.path(a, Read);
+            let _ = i;
+            return;
+        }
+    }
+    sink.opaque(format!("`{name}` reading its program from standard input"));
+}

@@ -1,0 +1,148 @@
+//! The one seam between the pure core and the world.
+//!
+//! The core never touches the file system: the JS plugin (fs), the CLI (std::fs)
+//! and the tests (a fixture) each answer these three questions.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathKind {
+    Missing,
+    File,
+    Dir,
+}
+
+pub trait Host {
+    /// The real path of an absolute spelling: the deepest existing ancestor
+    /// resolved through symlinks, the rest re-appended.
+    fn canonical(&self, path: &str) -> String;
+    /// What is at an absolute path (following symlinks).
+    fn kind(&self, path: &str) -> PathKind;
+    /// The absolute path PATH lookup finds for a bare program name.
+    fn which(&self, program: &str) -> Option<String>;
+}
+
+/// Memoises a host for the span of one decision: the same path is asked
+/// about several times (spelling, rule roots, baseline roots).
+pub struct Memo<'a> {
+    inner: &'a dyn Host,
+    canonical: std::cell::RefCell<HashMap<String, String>>,
+    kind: std::cell::RefCell<HashMap<String, PathKind>>,
+}
+
+impl<'a> Memo<'a> {
+    pub fn new(inner: &'a dyn Host) -> Self {
+        Memo { inner, canonical: Default::default(), kind: Default::default() }
+    }
+}
+
+impl Host for Memo<'_> {
+    fn canonical(&self, path: &str) -> String {
+        if let Some(c) = self.canonical.borrow().get(path) {
+            return c.clone();
+        }
+        let c = paths::normalize(&self.inner.canonical(path));
+        self.canonical.borrow_mut().insert(path.to_string(), c.clone());
+        c
+    }
+    fn kind(&self, path: &str) -> PathKind {
+        if let Some(k) = self.kind.borrow().get(path) {
+            return *k;
+        }
+        let k = self.inner.kind(path);
+        self.kind.borrow_mut().insert(path.to_string(), k);
+        k
+    }
+    fn which(&self, program: &str) -> Option<String> {
+        self.inner.which(program)
+    }
+}
+
+/// A host that knows nothing: paths are their own real paths, nothing
+/// exists, nothing is on PATH. Used where no file system is at hand.
+pub struct LexicalHost;
+
+impl Host for LexicalHost {
+    fn canonical(&self, path: &str) -> String {
+        paths::normalize(path)
+    }
+    fn kind(&self, _path: &str) -> PathKind {
+        PathKind::Missing
+    }
+    fn which(&self, _program: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A described file system, for test vectors shared by the native and the
+/// wasm suites (the spec's `/Users/me/project` exists on neither machine).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FixtureHost {
+    #[serde(default)]
+    pub symlinks: BTreeMap<String, String>,
+    #[serde(default)]
+    pub dirs: BTreeSet<String>,
+    #[serde(default)]
+    pub files: BTreeSet<String>,
+    /// PATH, in lookup order; executables are files in these dirs.
+    #[serde(default)]
+    pub path: Vec<String>,
+}
+
+impl FixtureHost {
+    fn resolve_links(&self, path: &str) -> String {
+        let mut current = paths::normalize(path);
+        // Bounded like the kernel's ELOOP limit.
+        for _ in 0..40 {
+            let mut changed = false;
+            let segs: Vec<&str> = current.split('/').filter(|s| !s.is_empty()).collect();
+            let mut prefix = String::new();
+            for (i, seg) in segs.iter().enumerate() {
+                prefix.push('/');
+                prefix.push_str(seg);
+                if let Some(target) = self.symlinks.get(&prefix) {
+                    let rest = segs[i + 1..].join("/");
+                    let base = paths::parent(&prefix).to_string();
+                    let t = paths::absolute(&base, target, "/");
+                    current = if rest.is_empty() { t } else { paths::normalize(&format!("{t}/{rest}")) };
+                    changed = true;
+                    break;
+                }
+            }
+            if !changed {
+                return current;
+            }
+        }
+        current
+    }
+}
+
+impl Host for FixtureHost {
+    fn canonical(&self, path: &str) -> String {
+        self.resolve_links(path)
+    }
+    fn kind(&self, path: &str) -> PathKind {
+        let real = self.resolve_links(path);
+        if self.dirs.contains(&real) || self.dirs.iter().any(|d| d != &real && paths::within(d, &real)) {
+            PathKind::Dir
+        } else if self.files.contains(&real) {
+            PathKind::File
+        } else if self.files.iter().any(|f| paths::within(f, &real) && f != &real) {
+            PathKind::Dir
+        } else {
+            PathKind::Missing
+        }
+    }
+    fn which(&self, program: &str) -> Option<String> {
+        self.path.iter().map(|dir| format!("{dir}/{program}")).find(|p| {
+            let real = self.resolve_links(p);
+            self.files.contains(&real)
+        })
+    }
+}

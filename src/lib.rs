@@ -1,0 +1,26 @@
+//! dsh-allow's decision core.
+//!
+//! Data flows one way: command text → [`parse`] → [`effects`] (path,
+//! capability) → [`resolve`] (which tier speaks) → [`decide`] (allow / prompt /
+//! refuse). Rules → [`profile`] (Seatbelt SBPL, Landlock). Ledger lines →
+//! [`ledger`] rows. Nothing here touches the file system, a clock or
+//! randomness; the world comes in through [`host::Host`].
+
+pub mod api;
+pub mod baseline;
+pub mod capability;
+pub mod decide;
+pub mod effects;
+pub mod explain;
+#[cfg(unix)]
+pub mod fs_host;
+pub mod host;
+pub mod parse;
+pub mod paths;
+pub mod resolve;
+pub mod rules;
+#[cfg(unix)]
+pub mod runner;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;

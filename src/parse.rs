@@ -1,0 +1,678 @@
+//! Command text → the simple commands it would run, each with the working
+//! directories it may run in and its redirections.
+//!
+//! tree-sitter-bash gives the structure; this module walks it, decoding words
+//! (quotes, escapes, `~`), marking what only the running shell can know
+//! (expansions, globs, substitutions), and tracking `cd`/`pushd`/`popd`
+//! through lists so `cd sub && rm x` deletes `sub/x`.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+use crate::host::{Host, PathKind};
+use crate::paths;
+
+/// Commands longer than this are refused before parsing.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Syntax nesting beyond this is refused rather than walked.
+const MAX_NESTING: usize = 256;
+
+/// One word of a command line after the shell's quote removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// Fully known text.
+    Literal(String),
+    /// A pathname pattern; `dir` is its literal directory part (may be empty
+    /// = the working directory), `escapes` when a `..` follows the pattern.
+    Glob { text: String, dir: String, escapes: bool },
+    /// Text only the running shell knows (`$X`, `$(…)`, `{a,b}`).
+    Computed { text: String },
+    /// A process substitution: a pipe, no file.
+    Stream,
+}
+
+impl Arg {
+    pub fn literal(&self) -> Option<&str> {
+        match self {
+            Arg::Literal(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The text as written (for messages and for matching option names).
+    pub fn text(&self) -> &str {
+        match self {
+            Arg::Literal(s) | Arg::Glob { text: s, .. } | Arg::Computed { text: s } => s,
+            Arg::Stream => "<(…)",
+        }
+    }
+}
+
+/// The directories a command may run in: several when a `cd` may or may
+/// not have happened; `None` when only the running shell knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cwd(pub Option<Vec<String>>);
+
+impl Cwd {
+    pub fn known(dir: &str) -> Cwd {
+        Cwd(Some(vec![dir.to_string()]))
+    }
+    fn union(&self, other: &Cwd) -> Cwd {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => {
+                let mut all = a.clone();
+                for d in b {
+                    if !all.contains(d) {
+                        all.push(d.clone());
+                    }
+                }
+                // More than a handful of possibilities means we are guessing.
+                if all.len() > 4 {
+                    Cwd(None)
+                } else {
+                    Cwd(Some(all))
+                }
+            }
+            _ => Cwd(None),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectOp {
+    /// `<`
+    Read,
+    /// `>`, `>|`, `&>`
+    Truncate,
+    /// `>>`, `&>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `>&`, `<&`, `2>&1`: duplicates a descriptor.
+    Duplicate,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub op: RedirectOp,
+    pub target: Arg,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    pub argv: Vec<Arg>,
+    pub redirects: Vec<Redirect>,
+    pub cwd: Cwd,
+    /// `NAME=value` words before the program.
+    pub assignments: Vec<(String, Arg)>,
+}
+
+/// What a command line would do, flattened in execution order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    Command(SimpleCommand),
+    /// A redirection on a compound statement (`{ …; } > f`, `done < f`).
+    Redirect { redirect: Redirect, cwd: Cwd },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash matches the runtime");
+        p
+    });
+}
+
+/// Parse `text` as it would run in `cwd`.
+pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<Item>, ParseError> {
+    if text.len() > MAX_COMMAND_BYTES {
+        return Err(ParseError(format!(
+            "the command is {} bytes, over the {} KiB this layer reads",
+            text.len(),
+            MAX_COMMAND_BYTES / 1024
+        )));
+    }
+    if text.contains('\0') {
+        return Err(ParseError("the command contains a NUL byte".into()));
+    }
+    let tree = PARSER
+        .with(|p| p.borrow_mut().parse(text, None))
+        .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return Err(ParseError("the shell cannot parse this line".into()));
+    }
+    let mut walker = Walker { src: text.as_bytes(), home, host, items: Vec::new() };
+    let mut state = State { cwd: Cwd::known(cwd), stack: Some(Vec::new()) };
+    walker.statements(root, &mut state, 0)?;
+    Ok(walker.items)
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    cwd: Cwd,
+    /// The `pushd` stack; `None` once unknowable.
+    stack: Option<Vec<Cwd>>,
+}
+
+struct Walker<'a> {
+    src: &'a [u8],
+    home: &'a str,
+    host: &'a dyn Host,
+    items: Vec<Item>,
+}
+
+type Walk = Result<(), ParseError>;
+
+impl<'a> Walker<'a> {
+    fn text(&self, node: Node) -> &'a str {
+        node.utf8_text(self.src).unwrap_or("")
+    }
+
+    fn deeper(depth: usize) -> Result<usize, ParseError> {
+        if depth > MAX_NESTING {
+            Err(ParseError("the command nests deeper than this layer reads".into()))
+        } else {
+            Ok(depth + 1)
+        }
+    }
+
+    /// A sequence of statements sharing one shell (program, `{ }`, bodies).
+    fn statements(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+        let depth = Self::deeper(depth)?;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        for (i, child) in children.iter().enumerate() {
+            if !child.is_named() || child.kind() == "comment" {
+                continue;
+            }
+            // `a & b`: a runs in the background, in a copy of the shell.
+            let background = children.get(i + 1).is_some_and(|n| n.kind() == "&");
+            if background {
+                let mut copy = st.clone();
+                self.statement(*child, &mut copy, depth)?;
+            } else {
+                self.statement(*child, st, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn statement(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+        let depth = Self::deeper(depth)?;
+        match node.kind() {
+            "command" => self.command(node, Vec::new(), st, depth),
+            "redirected_statement" => self.redirected(node, st, depth),
+            "list" => self.list(node, st, depth),
+            "pipeline" => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    let mut copy = st.clone();
+                    self.statement(child, &mut copy, depth)?;
+                }
+                Ok(())
+            }
+            "subshell" => {
+                let mut copy = st.clone();
+                self.statements(node, &mut copy, depth)
+            }
+            "compound_statement" | "do_group" | "else_clause" | "elif_clause" => {
+                self.statements(node, st, depth)
+            }
+            "if_statement" | "while_statement" | "for_statement" | "c_style_for_statement"
+            | "case_statement" | "case_item" => {
+                // Bodies may or may not run: a `cd` inside leaves either directory.
+                let before = st.clone();
+                let mut inner = st.clone();
+                self.control(node, &mut inner, depth)?;
+                st.cwd = before.cwd.union(&inner.cwd);
+                if inner.stack != before.stack {
+                    st.stack = None;
+                }
+                Ok(())
+            }
+            "function_definition" => {
+                // The body may run later, from anywhere: judge it where it is defined.
+                if let Some(body) = node.child_by_field_name("body") {
+                    let mut copy = st.clone();
+                    self.statement(body, &mut copy, depth)?;
+                }
+                Ok(())
+            }
+            "negated_command" => self.statements(node, st, depth),
+            "test_command" | "variable_assignment" | "variable_assignments" | "declaration_command"
+            | "unset_command" => self.substitutions_in(node, st, depth),
+            "comment" => Ok(()),
+            // Any other statement-level node (arithmetic, words used as
+            // statements): only its substitutions run.
+            _ => self.substitutions_in(node, st, depth),
+        }
+    }
+
+    /// Walk the parts of a control statement in order, in one shell.
+    fn control(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "comment" => {}
+                // Loop values, case subjects and patterns are words: only
+                // their substitutions run.
+                "word" | "string" | "raw_string" | "concatenation" | "simple_expansion" | "expansion"
+                | "command_substitution" | "number" | "variable_name" | "extglob_pattern" => {
+                    self.substitutions_in(child, st, depth)?
+                }
+                "case_item" => {
+                    let mut copy = st.clone();
+                    self.control(child, &mut copy, depth)?;
+                    st.cwd = st.cwd.union(&copy.cwd);
+                }
+                _ => self.statement(child, st, depth)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn list(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        let mut op = "";
+        for child in children {
+            if !child.is_named() {
+                op = child.kind();
+                continue;
+            }
+            if child.kind() == "comment" {
+                continue;
+            }
+            if op == "||" {
+                // The right side runs when the left failed — perhaps before
+                // its `cd` took effect: it may run in either directory.
+                let before = st.clone();
+                let mut alt = st.clone();
+                self.statement(child, &mut alt, depth)?;
+                st.cwd = before.cwd.union(&alt.cwd);
+            } else {
+                self.statement(child, st, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn redirected(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+        let mut redirects = Vec::new();
+        let mut body = None;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                    self.redirect(child, st, depth, &mut redirects)?
+                }
+                _ if body.is_none() => body = Some(child),
+                _ => self.substitutions_in(child, st, depth)?,
+            }
+        }
+        match body {
+            Some(b) if b.kind() == "command" => self.command(b, redirects, st, depth),
+            Some(b) => {
+                let start = st.cwd.clone();
+                self.statement(b, st, depth)?;
+                for r in redirects {
+                    self.items.push(Item::Redirect { redirect: r, cwd: start.clone() });
+                }
+                Ok(())
+            }
+            None => {
+                for r in redirects {
+                    self.items.push(Item::Redirect { redirect: r, cwd: st.cwd.clone() });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn redirect(&mut self, node: Node, st: &State, depth: usize, out: &mut Vec<Redirect>) -> Walk {
+        match node.kind() {
+            "file_redirect" => {
+                let mut op_text = "";
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    if !child.is_named() {
+                        op_text = child.kind();
+                    }
+                }
+                let Some(dest) = node.child_by_field_name("destination") else {
+                    return Ok(());
+                };
+                let target = self.word(dest, st, depth)?;
+                let op = match op_text {
+                    "<" => RedirectOp::Read,
+                    ">" | ">|" | "&>" => RedirectOp::Truncate,
+                    ">>" | "&>>" => RedirectOp::Append,
+                    "<>" => RedirectOp::ReadWrite,
+                    ">&" | "<&" | ">&-" | "<&-" => {
+                        // `>&file` (not a number or `-`) is `&>file`.
+                        match target.literal() {
+                            Some(t) if t.chars().all(|c| c.is_ascii_digit()) || t == "-" => {
+                                RedirectOp::Duplicate
+                            }
+                            _ if op_text.starts_with('>') => RedirectOp::Truncate,
+                            _ => RedirectOp::Read,
+                        }
+                    }
+                    _ => RedirectOp::Truncate,
+                };
+                out.push(Redirect { op, target });
+                Ok(())
+            }
+            "heredoc_redirect" => {
+                // The body is data, but an unquoted body's `$(…)` runs; a
+                // pipeline or redirect written after the delimiter runs too.
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    match child.kind() {
+                        "heredoc_body" => self.substitutions_in(child, st, depth)?,
+                        "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                            self.redirect(child, st, depth, out)?
+                        }
+                        "heredoc_start" | "heredoc_end" | "file_descriptor" => {}
+                        _ => {
+                            let mut copy = st.clone();
+                            self.statement(child, &mut copy, depth)?
+                        }
+                    }
+                }
+                Ok(())
+            }
+            _ => self.substitutions_in(node, st, depth),
+        }
+    }
+
+    fn command(&mut self, node: Node, mut redirects: Vec<Redirect>, st: &mut State, depth: usize) -> Walk {
+        let mut argv = Vec::new();
+        let mut assignments = Vec::new();
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "variable_assignment" => {
+                    let name = child
+                        .child_by_field_name("name")
+                        .map(|n| self.text(n).to_string())
+                        .unwrap_or_default();
+                    let value = match child.child_by_field_name("value") {
+                        Some(v) => self.word(v, st, depth)?,
+                        None => Arg::Literal(String::new()),
+                    };
+                    assignments.push((name, value));
+                }
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                    self.redirect(child, st, depth, &mut redirects)?
+                }
+                "command_name" => {
+                    let inner = child.named_child(0).unwrap_or(child);
+                    argv.push(self.word(inner, st, depth)?);
+                }
+                "subshell" => {
+                    let mut copy = st.clone();
+                    self.statements(child, &mut copy, depth)?;
+                }
+                "comment" => {}
+                _ => argv.push(self.word(child, st, depth)?),
+            }
+        }
+        let cwd_before = st.cwd.clone();
+        self.track_directory(&argv, st);
+        self.items.push(Item::Command(SimpleCommand { argv, redirects, cwd: cwd_before, assignments }));
+        Ok(())
+    }
+
+    /// `cd`, `pushd`, `popd` change where the following commands run.
+    fn track_directory(&self, argv: &[Arg], st: &mut State) {
+        let Some(name) = argv.first().and_then(Arg::literal) else { return };
+        let operands: Vec<&Arg> = argv[1..]
+            .iter()
+            .filter(|a| !matches!(a.literal(), Some(s) if s.starts_with('-') && s.len() > 1))
+            .collect();
+        match name {
+            "cd" => {
+                let target = match operands.first() {
+                    None => Some(self.home.to_string()),
+                    Some(a) => a.literal().filter(|s| *s != "-").map(str::to_string),
+                };
+                st.cwd = self.change_to(&st.cwd, target.as_deref());
+            }
+            "pushd" => {
+                let target = operands.first().and_then(|a| a.literal()).map(str::to_string);
+                if let Some(stack) = st.stack.as_mut() {
+                    stack.push(st.cwd.clone());
+                }
+                st.cwd = self.change_to(&st.cwd, target.as_deref());
+            }
+            "popd" => {
+                st.cwd = match st.stack.as_mut().and_then(|s| s.pop()) {
+                    Some(prev) => prev,
+                    None => Cwd(None),
+                };
+            }
+            _ => {}
+        }
+    }
+
+    fn change_to(&self, cwd: &Cwd, target: Option<&str>) -> Cwd {
+        let (Some(dirs), Some(target)) = (&cwd.0, target) else { return Cwd(None) };
+        let next: Vec<String> = dirs.iter().map(|d| paths::absolute(d, target, self.home)).collect();
+        let all_exist = next.iter().all(|d| self.host.kind(d) == PathKind::Dir);
+        let moved = Cwd(Some(next));
+        // A `cd` into a directory that does not exist yet may fail; then the
+        // next command runs where we were.
+        if all_exist {
+            moved
+        } else {
+            cwd.union(&moved)
+        }
+    }
+
+    /// Run every `$(…)`, `` `…` `` and `<(…)` inside `node` as its own subshell.
+    fn substitutions_in(&mut self, node: Node, st: &State, depth: usize) -> Walk {
+        let depth = Self::deeper(depth)?;
+        if matches!(node.kind(), "command_substitution" | "process_substitution") {
+            let mut copy = st.clone();
+            return self.statements(node, &mut copy, depth);
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            self.substitutions_in(child, st, depth)?;
+        }
+        Ok(())
+    }
+
+    /// Decode one word as the shell would, running its substitutions.
+    fn word(&mut self, node: Node, st: &State, depth: usize) -> Result<Arg, ParseError> {
+        let mut w = WordBuilder::default();
+        self.word_part(node, st, depth, &mut w, true)?;
+        Ok(w.finish())
+    }
+
+    fn word_part(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder, first: bool) -> Walk {
+        let depth = Self::deeper(depth)?;
+        match node.kind() {
+            "word" | "number" => {
+                let raw = self.text(node);
+                let raw = match (first, raw) {
+                    (true, "~") => self.home.to_string(),
+                    (true, r) if r.starts_with("~/") => format!("{}{}", self.home, &r[1..]),
+                    (true, r) if r.starts_with('~') => {
+                        w.computed = true; // ~user
+                        r.to_string()
+                    }
+                    (_, r) => r.to_string(),
+                };
+                w.unquoted(&raw);
+            }
+            "raw_string" => {
+                let t = self.text(node);
+                w.quoted(t.get(1..t.len().saturating_sub(1)).unwrap_or(""));
+            }
+            "ansi_c_string" => {
+                let t = self.text(node);
+                let inner = t.get(2..t.len().saturating_sub(1)).unwrap_or("");
+                match decode_ansi_c(inner) {
+                    Some(s) => w.quoted(&s),
+                    None => w.computed = true,
+                }
+            }
+            "string" | "translated_string" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    match child.kind() {
+                        "string_content" => w.quoted(&decode_double_quoted(self.text(child))),
+                        "string" => self.word_part(child, st, depth, w, false)?,
+                        _ => self.expansion(child, st, depth, w)?,
+                    }
+                }
+            }
+            "concatenation" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                for (i, child) in children.into_iter().enumerate() {
+                    self.word_part(child, st, depth, w, first && i == 0)?;
+                }
+            }
+            "process_substitution" => {
+                let mut copy = st.clone();
+                self.statements(node, &mut copy, depth)?;
+                w.stream = true;
+            }
+            _ => self.expansion(node, st, depth, w)?,
+        }
+        Ok(())
+    }
+
+    fn expansion(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder) -> Walk {
+        let text = self.text(node);
+        if matches!(text, "$HOME" | "${HOME}") {
+            w.quoted(self.home);
+            return Ok(());
+        }
+        self.substitutions_in(node, st, depth)?;
+        w.computed = true;
+        w.text.push_str(text);
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct WordBuilder {
+    text: String,
+    /// Literal text up to the first unquoted pattern character.
+    before_glob: Option<String>,
+    after_glob: String,
+    computed: bool,
+    stream: bool,
+}
+
+impl WordBuilder {
+    fn quoted(&mut self, s: &str) {
+        self.push(s);
+    }
+
+    fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        if self.before_glob.is_some() {
+            self.after_glob.push_str(s);
+        }
+    }
+
+    fn unquoted(&mut self, raw: &str) {
+        let mut chars = raw.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some('\n') | None => {}
+                    Some(n) => self.push(&n.to_string()),
+                },
+                '*' | '?' | '[' => {
+                    if self.before_glob.is_none() {
+                        self.before_glob = Some(self.text.clone());
+                    }
+                    self.push(&c.to_string());
+                }
+                // Brace expansion `{a,b}` makes several words.
+                '{' if raw.contains(',') || raw.contains("..") => {
+                    self.computed = true;
+                    self.push("{");
+                }
+                _ => self.push(&c.to_string()),
+            }
+        }
+    }
+
+    fn finish(self) -> Arg {
+        if self.stream {
+            return Arg::Stream;
+        }
+        if self.computed {
+            return Arg::Computed { text: self.text };
+        }
+        match self.before_glob {
+            None => Arg::Literal(self.text),
+            Some(prefix) => {
+                let dir = match prefix.rfind('/') {
+                    Some(0) => "/".to_string(),
+                    Some(i) => prefix[..i].to_string(),
+                    None => String::new(),
+                };
+                let escapes = self.after_glob.split('/').any(|seg| seg == "..");
+                Arg::Glob { text: self.text, dir, escapes }
+            }
+        }
+    }
+}
+
+fn decode_double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('"' | '\\' | '$' | '`') => out.push(chars.next().unwrap()),
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `$'…'` with the common escapes; anything else is left to the shell.
+fn decode_ansi_c(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '\\' => out.push('\\'),
+            '\'' => out.push('\''),
+            '"' => out.push('"'),
+            _ => return None,
+        }
+    }
+    Some(out)
+}

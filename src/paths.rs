@@ -1,0 +1,92 @@
+//! Path spellings → absolute paths, compared segment by segment.
+//!
+//! Lexical work only; the file system's answers (symlinks, directories, PATH)
+//! come through [`crate::host::Host`].
+
+/// Make `spelling` absolute against `base`, expanding a leading `~` to `home`
+/// and folding `.` and `..` lexically.
+pub fn absolute(base: &str, spelling: &str, home: &str) -> String {
+    let joined = if spelling == "~" {
+        home.to_string()
+    } else if let Some(rest) = spelling.strip_prefix("~/") {
+        format!("{home}/{rest}")
+    } else if spelling.starts_with('/') {
+        spelling.to_string()
+    } else {
+        format!("{base}/{spelling}")
+    };
+    normalize(&joined)
+}
+
+/// Fold `.`, `..` and repeated slashes of an absolute path.
+pub fn normalize(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    if out.is_empty() {
+        "/".to_string()
+    } else {
+        let mut s = String::with_capacity(path.len());
+        for seg in out {
+            s.push('/');
+            s.push_str(seg);
+        }
+        s
+    }
+}
+
+/// `path` equals `root` or lies beneath it. `/w/build` does not contain `/w/build-2`.
+pub fn within(path: &str, root: &str) -> bool {
+    if root == "/" {
+        return path.starts_with('/');
+    }
+    match path.strip_prefix(root) {
+        Some("") => true,
+        Some(rest) => rest.starts_with('/'),
+        None => false,
+    }
+}
+
+/// Number of segments: a longer root is a more specific one.
+pub fn depth(path: &str) -> usize {
+    path.split('/').filter(|s| !s.is_empty()).count()
+}
+
+pub fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &path[..i],
+        None => "/",
+    }
+}
+
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_relative_dot_and_dotdot_fold_to_one_absolute_path() {
+        assert_eq!(absolute("/w/sub", "../x/./y", "/h"), "/w/x/y");
+        assert_eq!(absolute("/w", "~/.ssh/id", "/h"), "/h/.ssh/id");
+        assert_eq!(absolute("/w", "/../../etc//passwd", "/h"), "/etc/passwd");
+    }
+
+    #[test]
+    fn a_root_never_covers_a_sibling_with_the_same_prefix() {
+        assert!(within("/w/build/x", "/w/build"));
+        assert!(within("/w/build", "/w/build"));
+        assert!(!within("/w/build-2", "/w/build"));
+        assert!(within("/anything", "/"));
+    }
+}

@@ -1,0 +1,262 @@
+//! The precedence: which tier speaks for one (path, capability).
+//!
+//! [`Policy::resolve`] is the one function a reader needs: protected >
+//! explicit rules and one-shot grants > baseline > default, the most
+//! specific path winning inside a tier. Paths compare as canonical absolute
+//! paths; both the written and the real spelling are tried.
+
+use crate::api::{Mode, Platform, Tier};
+use crate::baseline::{self, Root};
+use crate::capability::{Access, Capability};
+use crate::host::Host;
+use crate::paths;
+use crate::rules::Rule;
+
+/// A root in both spellings (as written, and with symlinked ancestors resolved).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spellings(pub Vec<String>);
+
+impl Spellings {
+    pub fn of(path: &str, host: &dyn Host) -> Spellings {
+        let written = paths::normalize(path);
+        let real = host.canonical(&written);
+        if real == written {
+            Spellings(vec![written])
+        } else {
+            Spellings(vec![written, real])
+        }
+    }
+    pub fn written(&self) -> &str {
+        &self.0[0]
+    }
+    pub fn real(&self) -> &str {
+        self.0.last().unwrap()
+    }
+}
+
+/// One entry of a tier, prepared for matching.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub roots: Spellings,
+    pub recursive: bool,
+    pub access: Access,
+    pub tier: Tier,
+    pub rule_id: Option<String>,
+}
+
+impl Prepared {
+    /// How specific this entry is for `path` (segments of the matching root),
+    /// or `None` when it does not cover it.
+    fn covers(&self, path: &Spellings) -> Option<usize> {
+        let mut best = None;
+        for root in &self.roots.0 {
+            for p in &path.0 {
+                let hit = if self.recursive { paths::within(p, root) } else { p == root };
+                if hit {
+                    best = best.max(Some(paths::depth(root)));
+                }
+            }
+        }
+        best
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    pub granted: bool,
+    /// Not grantable by a card click.
+    pub refused: bool,
+    pub tier: Tier,
+    pub rule_id: Option<String>,
+    pub why: Why,
+}
+
+/// Why a tier spoke, for the sentence a user reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    Reserved(String),
+    PermissionStore(String),
+    Rule(String),
+    Grant,
+    Baseline(&'static str),
+    Credential(String),
+    ReadOnly,
+    FullAccess,
+    NotGranted,
+}
+
+/// The request's rule set, prepared once per decision.
+pub struct Policy {
+    pub platform: Platform,
+    pub mode: Mode,
+    pub home: String,
+    pub workspace: Spellings,
+    pub reserved: Vec<Spellings>,
+    pub reserved_exceptions: Vec<String>,
+    pub protected_files: Vec<Spellings>,
+    pub explicit: Vec<Prepared>,
+    pub baseline: Vec<(Prepared, &'static str)>,
+    pub credentials: Vec<Spellings>,
+}
+
+pub struct PolicyInput<'a> {
+    pub platform: Platform,
+    pub mode: Mode,
+    pub home: &'a str,
+    pub workspace: &'a str,
+    pub harness_home: &'a str,
+    pub rules: &'a [Rule],
+    pub grants: &'a [Rule],
+    pub protected_files: &'a [String],
+}
+
+impl Policy {
+    pub fn new(input: &PolicyInput, host: &dyn Host) -> Policy {
+        let home = paths::normalize(input.home);
+        let abs = |p: &str| paths::absolute("/", p, &home);
+        let prepare = |r: &Rule, tier: Tier| Prepared {
+            roots: Spellings::of(&abs(&r.path), host),
+            recursive: r.recursive,
+            access: r.access,
+            tier,
+            rule_id: Some(r.id.clone()).filter(|id| !id.is_empty()),
+        };
+        let mut explicit: Vec<Prepared> = input.rules.iter().map(|r| prepare(r, Tier::Rule)).collect();
+        explicit.extend(input.grants.iter().map(|r| prepare(r, Tier::Grant)));
+
+        let read_only = input.mode == Mode::ReadOnly;
+        let mut base = Vec::new();
+        for entry in baseline::baseline(input.platform) {
+            let (root, label) = match entry.root {
+                Root::Abs(p) => (p.to_string(), if baseline::temp_dirs(input.platform).contains(&p) { "temp directory" } else { "system path" }),
+                Root::Home(p) => (format!("{home}/{p}"), "user toolchain or config"),
+                Root::Workspace => (paths::normalize(input.workspace), "workspace"),
+                Root::HarnessHome => (paths::normalize(input.harness_home), "harness home"),
+            };
+            let mut access = Access::default();
+            if entry.speaks_for_all {
+                for c in Capability::ALL {
+                    access.set(c, false);
+                }
+            }
+            for &c in entry.grants {
+                // A read-only session keeps only read and execute anywhere.
+                access.set(c, !(read_only && c.mutates()));
+            }
+            base.push((
+                Prepared { roots: Spellings::of(&root, host), recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
+                label,
+            ));
+        }
+        Policy {
+            platform: input.platform,
+            mode: input.mode,
+            workspace: Spellings::of(input.workspace, host),
+            reserved: baseline::reserved(input.platform).iter().map(|p| Spellings::of(p, host)).collect(),
+            reserved_exceptions: baseline::reserved_exceptions(input.platform).iter().map(|s| s.to_string()).collect(),
+            protected_files: input.protected_files.iter().map(|p| Spellings::of(&abs(p), host)).collect(),
+            explicit,
+            baseline: base,
+            credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of(&format!("{home}/{p}"), host)).collect(),
+            home,
+        }
+    }
+
+    /// The precedence, top to bottom; the first tier that speaks decides.
+    pub fn resolve(&self, path: &Spellings, cap: Capability) -> Resolution {
+        // 1. Protected: reserved platform paths and the permission store.
+        if cap.mutates() {
+            if let Some(why) = self.protected(path, cap) {
+                return Resolution { granted: false, refused: true, tier: Tier::Protected, rule_id: None, why };
+            }
+        }
+        if self.mode == Mode::DangerFullAccess {
+            return Resolution { granted: true, refused: false, tier: Tier::Baseline, rule_id: None, why: Why::FullAccess };
+        }
+        // A read-only session: no rule, grant or baseline adds a write back.
+        if self.mode == Mode::ReadOnly && cap.mutates() {
+            return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::ReadOnly };
+        }
+        // 2. Explicit: stored rules and this call's one-shot grants.
+        if let Some(p) = most_specific(self.explicit.iter(), path, cap) {
+            let granted = p.access.grants(cap);
+            let why = match p.tier {
+                Tier::Grant => Why::Grant,
+                _ => Why::Rule(p.roots.written().to_string()),
+            };
+            let why = if granted { why } else { Why::NotGranted };
+            return Resolution { granted, refused: false, tier: p.tier, rule_id: p.rule_id.clone(), why };
+        }
+        // Credential stores stay shut even where a baseline root (a workspace
+        // at $HOME, ~/.cargo) would contain them.
+        if let Some(store) = self.credential(path) {
+            return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store) };
+        }
+        // 3. Baseline.
+        let labelled = self.baseline.iter().map(|(p, _)| p);
+        if let Some(p) = most_specific(labelled, path, cap) {
+            let label = self.baseline.iter().find(|(q, _)| std::ptr::eq(q, p)).map(|(_, l)| *l).unwrap_or("baseline");
+            let granted = p.access.grants(cap);
+            let why = if granted { Why::Baseline(label) } else { Why::NotGranted };
+            return Resolution { granted, refused: false, tier: Tier::Baseline, rule_id: None, why };
+        }
+        // 4. Default: not granted.
+        Resolution { granted: false, refused: false, tier: Tier::Default, rule_id: None, why: Why::NotGranted }
+    }
+
+    fn protected(&self, path: &Spellings, cap: Capability) -> Option<Why> {
+        for f in &self.protected_files {
+            for p in &path.0 {
+                for fp in &f.0 {
+                    // The store itself, or a directory holding it being removed.
+                    if paths::within(p, fp) || (cap == Capability::Delete && paths::within(fp, p)) {
+                        return Some(Why::PermissionStore(f.written().to_string()));
+                    }
+                    // Its directory may not be replaced (renamed away or over).
+                    if cap == Capability::Create && p == paths::parent(fp) {
+                        return Some(Why::PermissionStore(f.written().to_string()));
+                    }
+                }
+            }
+        }
+        for r in &self.reserved {
+            for p in &path.0 {
+                if r.0.iter().any(|root| paths::within(p, root))
+                    && !self.reserved_exceptions.iter().any(|x| paths::within(p, x))
+                {
+                    return Some(Why::Reserved(r.written().to_string()));
+                }
+            }
+        }
+        None
+    }
+
+    fn credential(&self, path: &Spellings) -> Option<String> {
+        self.credentials
+            .iter()
+            .find(|c| path.0.iter().any(|p| c.0.iter().any(|root| paths::within(p, root))))
+            .map(|c| c.written().to_string())
+    }
+
+    /// The capabilities the workspace baseline grants in this mode.
+    pub fn is_in_workspace(&self, path: &Spellings) -> bool {
+        path.0.iter().any(|p| self.workspace.0.iter().any(|w| paths::within(p, w)))
+    }
+}
+
+/// Among entries covering `path` that speak for `cap`, the most specific;
+/// on a tie a denial wins (fail closed).
+fn most_specific<'a>(entries: impl Iterator<Item = &'a Prepared>, path: &Spellings, cap: Capability) -> Option<&'a Prepared> {
+    let mut best: Option<(usize, &Prepared)> = None;
+    for e in entries {
+        let Some(speaks) = e.access.get(cap) else { continue };
+        let Some(depth) = e.covers(path) else { continue };
+        best = match best {
+            None => Some((depth, e)),
+            Some((d, _)) if depth > d => Some((depth, e)),
+            Some((d, b)) if depth == d && !speaks && b.access.grants(cap) => Some((depth, e)),
+            keep => keep,
+        };
+    }
+    best.map(|(_, e)| e)
+}

@@ -1,0 +1,288 @@
+//! The rules file: stored path rules and command grants, parsed and validated
+//! here so every adapter reports the same errors, naming the field at fault.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::capability::{Access, Capability};
+
+pub const RULES_VERSION: u64 = 3;
+
+/// A stored rule, a deployment grant or a one-shot grant: a path and what it may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    #[serde(default)]
+    pub id: String,
+    pub path: String,
+    #[serde(default = "yes")]
+    pub recursive: bool,
+    pub access: Access,
+    #[serde(default)]
+    pub hits: u64,
+    #[serde(default)]
+    pub created_at: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How strictly a command grant checks the command line's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    Strict,
+    Any,
+}
+
+/// "This executable may write these roots" (whitelist-auto-approval.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandGrant {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    pub command: String,
+    #[serde(default = "home_root")]
+    pub roots: Vec<String>,
+    #[serde(default = "strict")]
+    pub shape: Shape,
+    /// Capabilities the roots get; write + create unless listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+    #[serde(default = "yes")]
+    pub allow_cd_prefix: bool,
+}
+
+fn home_root() -> Vec<String> {
+    vec!["$HOME".to_string()]
+}
+
+fn strict() -> Shape {
+    Shape::Strict
+}
+
+/// What reading a rules file produced. A file that fails to parse yields no
+/// rules and an `error`; the caller must keep the file untouched.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RulesLoad {
+    pub rules: Vec<Rule>,
+    pub commands: Vec<CommandGrant>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The file is an older format: keep it as `<file>.v2.bak` on the next write.
+    pub keep_backup: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Parse the text of a rules file. Empty text is an empty rule set.
+pub fn parse_rules_file(text: &str) -> RulesLoad {
+    if text.trim().is_empty() {
+        return RulesLoad::default();
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return failed(format!("the rules file is not JSON: {e}")),
+    };
+    let Some(obj) = value.as_object() else {
+        return failed("the rules file must be a JSON object with \"version\" and \"rules\"".into());
+    };
+    match obj.get("version").and_then(Value::as_u64) {
+        Some(RULES_VERSION) => {}
+        _ => {
+            // dsh-allow 0.1 stored command prefixes, v2 another shape: neither
+            // describes file capabilities, so they cannot be translated.
+            return RulesLoad {
+                keep_backup: true,
+                warnings: vec![
+                    "the rules file is an older format (not version 3); it reads as no rules and is kept as <file>.v2.bak on the next write".into(),
+                ],
+                ..RulesLoad::default()
+            };
+        }
+    }
+    let mut load = RulesLoad::default();
+    match obj.get("rules") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match parse_rule(item, &format!("rules[{i}]")) {
+                    Ok(r) => load.rules.push(r),
+                    Err(e) => return failed(e),
+                }
+            }
+        }
+        Some(_) => return failed("rules: expected an array".into()),
+    }
+    match obj.get("commands") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match parse_command_grant(item, &format!("commands[{i}]")) {
+                    Ok((g, warning)) => {
+                        if let Some(w) = warning {
+                            load.warnings.push(w);
+                        } else {
+                            load.commands.push(g);
+                        }
+                    }
+                    Err(e) => return failed(e),
+                }
+            }
+        }
+        Some(_) => return failed("commands: expected an array".into()),
+    }
+    load
+}
+
+fn failed(error: String) -> RulesLoad {
+    RulesLoad { error: Some(error), ..RulesLoad::default() }
+}
+
+/// Validate one rule object (also used for deployment grants from config).
+pub fn parse_rule(v: &Value, at: &str) -> Result<Rule, String> {
+    let obj = v.as_object().ok_or(format!("{at}: expected an object"))?;
+    known_keys(obj, at, &["id", "path", "recursive", "access", "hits", "createdAt"])?;
+    let path = string_field(obj, at, "path")?.ok_or(format!("{at}.path: required"))?;
+    check_rule_path(&path, &format!("{at}.path"))?;
+    let recursive = match obj.get("recursive") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(format!("{at}.recursive: expected true or false")),
+    };
+    let access = parse_access(obj.get("access"), &format!("{at}.access"))?;
+    let hits = match obj.get("hits") {
+        None => 0,
+        Some(h) => h.as_u64().ok_or(format!("{at}.hits: expected a non-negative integer"))?,
+    };
+    Ok(Rule {
+        id: string_field(obj, at, "id")?.unwrap_or_default(),
+        path,
+        recursive,
+        access,
+        hits,
+        created_at: string_field(obj, at, "createdAt")?.unwrap_or_default(),
+    })
+}
+
+fn parse_access(v: Option<&Value>, at: &str) -> Result<Access, String> {
+    let obj = v.and_then(Value::as_object).ok_or(format!("{at}: required, an object of capabilities"))?;
+    let mut access = Access::default();
+    for (k, val) in obj {
+        let cap = Capability::parse(k)
+            .ok_or(format!("{at}.{k}: unknown capability (read, write, create, delete, execute)"))?;
+        let b = val.as_bool().ok_or(format!("{at}.{k}: expected true or false"))?;
+        access.set(cap, b);
+    }
+    if access.is_empty() {
+        return Err(format!("{at}: names no capability"));
+    }
+    Ok(access)
+}
+
+fn parse_command_grant(v: &Value, at: &str) -> Result<(CommandGrant, Option<String>), String> {
+    let obj = v.as_object().ok_or(format!("{at}: expected an object"))?;
+    known_keys(obj, at, &["id", "name", "command", "roots", "shape", "access", "allowCdPrefix"])?;
+    let command = string_field(obj, at, "command")?.ok_or(format!("{at}.command: required"))?;
+    if command.is_empty() || (command.contains('/') && !command.starts_with('/')) {
+        return Err(format!("{at}.command: a bare program name or a fixed absolute path"));
+    }
+    if command.contains(char::is_whitespace) {
+        return Err(format!("{at}.command: one program, without arguments"));
+    }
+    let roots = match obj.get("roots") {
+        None => home_root(),
+        Some(Value::Array(items)) => {
+            let mut roots = Vec::new();
+            for (i, r) in items.iter().enumerate() {
+                let s = r.as_str().ok_or(format!("{at}.roots[{i}]: expected a string"))?;
+                if !(s.starts_with('/') || s.starts_with("~") || s.starts_with("$HOME")) {
+                    return Err(format!("{at}.roots[{i}]: an absolute path, ~ or $HOME"));
+                }
+                roots.push(s.to_string());
+            }
+            if roots.is_empty() {
+                return Err(format!("{at}.roots: names no root"));
+            }
+            roots
+        }
+        Some(_) => return Err(format!("{at}.roots: expected an array of paths")),
+    };
+    let shape = match obj.get("shape").map(|s| s.as_str()) {
+        None | Some(Some("strict")) => Shape::Strict,
+        Some(Some("any")) => Shape::Any,
+        _ => return Err(format!("{at}.shape: \"strict\" or \"any\"")),
+    };
+    let access = match obj.get("access") {
+        None => None,
+        a => Some(parse_access(a, &format!("{at}.access"))?),
+    };
+    let allow_cd_prefix = match obj.get("allowCdPrefix") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(format!("{at}.allowCdPrefix: expected true or false")),
+    };
+    let grant = CommandGrant {
+        id: string_field(obj, at, "id")?.unwrap_or_default(),
+        name: string_field(obj, at, "name")?.unwrap_or_else(|| command.clone()),
+        command,
+        roots,
+        shape,
+        access,
+        allow_cd_prefix,
+    };
+    // `any` trades the shape check for narrow roots; with the whole home it
+    // would let any spelling write anywhere the user can.
+    let too_wide = grant.shape == Shape::Any
+        && grant.roots.iter().any(|r| {
+            let r = r.trim_end_matches('/');
+            r == "$HOME" || r == "~" || r == "/" || r == "/Users" || r == "/home" || r == "/root"
+        });
+    let warning = too_wide.then(|| {
+        format!("{at}: shape \"any\" with $HOME (or an ancestor of it) as a root is rejected; name the program's own directories in roots")
+    });
+    Ok((grant, warning))
+}
+
+fn known_keys(obj: &Map<String, Value>, at: &str, keys: &[&str]) -> Result<(), String> {
+    match obj.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err(format!("{at}.{k}: unknown field")),
+        None => Ok(()),
+    }
+}
+
+fn string_field(obj: &Map<String, Value>, at: &str, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{at}.{key}: expected a string")),
+    }
+}
+
+fn check_rule_path(path: &str, at: &str) -> Result<(), String> {
+    if !(path.starts_with('/') || path == "~" || path.starts_with("~/")) {
+        return Err(format!("{at}: an absolute path (or ~/…), got {path:?}"));
+    }
+    if path.contains('\0') {
+        return Err(format!("{at}: contains a NUL byte"));
+    }
+    Ok(())
+}
+
+/// Render rules as the version-3 file text (pretty, stable key order).
+pub fn render_rules_file(rules: &[Rule], commands: &[CommandGrant]) -> String {
+    #[derive(Serialize)]
+    struct File<'a> {
+        version: u64,
+        rules: &'a [Rule],
+        #[serde(skip_serializing_if = "<[CommandGrant]>::is_empty")]
+        commands: &'a [CommandGrant],
+    }
+    let mut s = serde_json::to_string_pretty(&File { version: RULES_VERSION, rules, commands })
+        .expect("rules serialize");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,96 @@
+//! The wasm-bindgen adapter: one exported function per core entry point,
+//! JS values in and out through serde, errors as thrown `Error`s with a
+//! message a user can act on. No policy lives here.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::api::DecideRequest;
+use crate::host::{Host, LexicalHost, PathKind};
+
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    let ser = serde_wasm_bindgen::Serializer::json_compatible();
+    value.serialize(&ser).map_err(|e| JsError::new(&e.to_string()))
+}
+
+fn from_js<T: serde::de::DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+}
+
+/// The JS object `{canonical(p), kind(p), which(name)}` as the core's host.
+struct JsHost {
+    canonical: js_sys::Function,
+    kind: js_sys::Function,
+    which: js_sys::Function,
+}
+
+impl JsHost {
+    fn from(obj: &JsValue) -> Result<JsHost, JsError> {
+        let get = |name: &str| -> Result<js_sys::Function, JsError> {
+            js_sys::Reflect::get(obj, &JsValue::from_str(name))
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+                .ok_or_else(|| JsError::new(&format!("host.{name} must be a function")))
+        };
+        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")? })
+    }
+
+    fn call(&self, f: &js_sys::Function, arg: &str) -> Option<String> {
+        f.call1(&JsValue::NULL, &JsValue::from_str(arg)).ok().and_then(|v| v.as_string())
+    }
+}
+
+impl Host for JsHost {
+    fn canonical(&self, path: &str) -> String {
+        // A host that throws knows nothing better than the spelling.
+        self.call(&self.canonical, path).unwrap_or_else(|| path.to_string())
+    }
+    fn kind(&self, path: &str) -> PathKind {
+        match self.call(&self.kind, path).as_deref() {
+            Some("dir") => PathKind::Dir,
+            Some("file") => PathKind::File,
+            _ => PathKind::Missing,
+        }
+    }
+    fn which(&self, program: &str) -> Option<String> {
+        self.call(&self.which, program)
+    }
+}
+
+/// `decide(request, host?)`: without a host, paths are taken as spelled.
+#[wasm_bindgen]
+pub fn decide(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
+    let request: DecideRequest = from_js(request, "request")?;
+    let decision = if host.is_undefined() || host.is_null() {
+        crate::decide::decide(&request, &LexicalHost)
+    } else {
+        crate::decide::decide(&request, &JsHost::from(&host)?)
+    };
+    to_js(&decision)
+}
+
+#[wasm_bindgen(js_name = parseRules)]
+pub fn parse_rules(text: &str) -> Result<JsValue, JsError> {
+    to_js(&crate::rules::parse_rules_file(text))
+}
+
+#[wasm_bindgen(js_name = renderRules)]
+pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError> {
+    let rules: Vec<crate::rules::Rule> = from_js(rules, "rules")?;
+    let commands: Vec<crate::rules::CommandGrant> =
+        if commands.is_undefined() { Vec::new() } else { from_js(commands, "commands")? };
+    Ok(crate::rules::render_rules_file(&rules, &commands))
+}
+
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// A fresh rule id: the only randomness, kept at the edge.
+#[wasm_bindgen(js_name = newRuleId)]
+pub fn new_rule_id() -> Result<String, JsError> {
+    let mut bytes = [0u8; 6];
+    getrandom::getrandom(&mut bytes).map_err(|e| JsError::new(&e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
