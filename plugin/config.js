@@ -1,0 +1,63 @@
+// The plugin's configuration schema (a `dsh-allow` host row's `config:`).
+// Schemastery names the offending key in every error ("$.enforce expected …").
+
+import z from '@deepseek-ai/schemastery'
+import { dshHomePath, expandHomePath } from '@deepseek-ai/dsh-home-paths'
+
+export const ENFORCE_LEVELS = ['auto', 'full', 'guarded', 'process', 'writes', 'off']
+
+const Access = z.object({
+  read: z.boolean(),
+  write: z.boolean(),
+  create: z.boolean(),
+  delete: z.boolean(),
+  execute: z.boolean(),
+})
+
+/** A deployment grant has the shape of a stored rule. */
+const Grant = z.object({
+  path: z.string().required().description('Absolute path (or ~/…).'),
+  recursive: z.boolean().default(true),
+  access: Access.required(),
+})
+
+export const Config = z.object({
+  rulesFile: z.string().description('Stored rules. Default: $DSH_HOME/dsh-allow.json.'),
+  auditFile: z.string().description('Audit ledger. Default: $DSH_HOME/dsh-allow-audit.ndjson.'),
+  audit: z.boolean().default(true).description('false turns the audit ledger off.'),
+  sessionGrantTtlMs: z.natural().min(1).default(600000).description('Backstop lifetime of an "allow once" grant.'),
+  enforce: z.union(ENFORCE_LEVELS).default('auto').description('Required kernel fence level; auto takes the strongest that probes.'),
+  grants: z.array(Grant).default([]).description('Deployment grants, same shape as a stored rule.'),
+  runner: z.string().description('The native `dsh-allow` runner. Default: the one shipped in this package.'),
+  autoReview: z.object({
+    enabled: z.boolean().default(false),
+    timeoutMs: z.natural().default(10000),
+    provider: z.string(),
+    model: z.string(),
+  }).default({}).description('Optional model review of prompts (not implemented yet).'),
+})
+
+/** Apply path defaults and expansions to a validated config. */
+export function resolveConfig(config) {
+  const file = (value, fallback) => expandHomePath(value ?? dshHomePath(fallback))
+  let n = 0
+  return {
+    ...config,
+    rulesFile: file(config.rulesFile, 'dsh-allow.json'),
+    auditFile: file(config.auditFile, 'dsh-allow-audit.ndjson'),
+    grants: (config.grants ?? []).map((g) => ({
+      id: `config-${++n}`,
+      path: expandHomePath(g.path),
+      recursive: g.recursive ?? true,
+      access: pickAccess(g.access),
+      hits: 0,
+      createdAt: '',
+    })),
+  }
+}
+
+function pickAccess(access) {
+  const out = {}
+  for (const [k, v] of Object.entries(access ?? {})) if (typeof v === 'boolean') out[k] = v
+  return out
+}

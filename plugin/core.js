@@ -1,0 +1,30 @@
+// The plugin's only door to the decision core (Rust compiled to wasm).
+//
+// Installed as the `dsh-allow` package, the core is the package's own
+// `./core` export; inside a bare pkg/ tree (no package resolution) it sits
+// beside this folder. Every policy answer comes from here: the plugin adds
+// file I/O, probing and host wiring, never policy of its own.
+
+async function load() {
+  try {
+    return await import('dsh-allow/core')
+  } catch (byName) {
+    const code = byName?.code
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw byName
+    try {
+      return await import('../core/index.js')
+    } catch (byPath) {
+      throw new Error(`dsh-allow: the decision core is missing (tried 'dsh-allow/core': ${byName.message}; '../core/index.js': ${byPath.message}). Build it with scripts/build.sh.`)
+    }
+  }
+}
+
+const core = await load()
+
+export const decide = core.decide
+export const parseRules = core.parseRules
+export const renderRules = core.renderRules
+export const newRuleId = core.newRuleId
+export const version = core.version
+/** Seatbelt profile text for a profile request; absent until the core ships it. */
+export const seatbeltProfile = core.seatbeltProfile ?? core.compileSeatbelt ?? undefined
