@@ -91,6 +91,8 @@ const BUILTINS: &[&str] = &[
 enum Role {
     /// Every operand gets these capabilities.
     Each(&'static [Capability]),
+    /// Reads its operands, or the working directory when there are none.
+    ListOrCwd,
     /// Write if the operand exists, create if not (touch, tee, truncate).
     CreateOrWrite,
     /// The first operand is not a path (a mode, an owner), the rest are written.
@@ -182,7 +184,13 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s"], kind: Kind::Role(Role::Zip) },
     Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads", "-o"], kind: Kind::Role(Role::Compress) },
     // Readers.
-    Program { names: &["cat", "less", "more", "wc", "tac", "nl", "rev", "strings", "od", "xxd", "hexdump", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "base64", "fold", "fmt", "expand", "unexpand", "paste", "comm", "join", "column", "pr", "ls", "dir", "vdir", "bat", "stat", "file", "readlink", "realpath", "tree", "diff", "cmp", "du", "head", "tail", "cut"], takes_value: &["-n", "-c", "-s", "-d", "-f", "-b", "-w", "-t", "-L", "-I", "-P", "-m", "-l", "--lines", "--bytes", "--format", "--printf", "--max-depth", "--exclude", "--delimiter", "--fields", "--characters", "--width", "--ignore", "--hide", "--color", "--time-style", "--block-size", "--sleep-interval", "--pid", "-F", "-x", "-X", "-U", "--label"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cat", "tac", "rev", "less", "more", "wc", "strings", "base64", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "file", "readlink", "realpath", "diff", "cmp", "bat", "comm", "join", "expand", "unexpand", "pr", "nl"], takes_value: &["--label", "--color", "-m", "-t", "-v", "-i", "-w", "-s", "-b", "-n", "-x", "-X", "-F", "-U", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["head", "tail"], takes_value: &["-n", "-c", "-s", "--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cut", "paste", "column", "fold", "fmt"], takes_value: &["-d", "-f", "-c", "-b", "-s", "-w", "-o", "--delimiter", "--fields", "--characters", "--bytes", "--width", "--output-delimiter", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["ls", "dir", "vdir", "tree"], takes_value: &["-I", "-L", "-P", "-w", "-T", "--hide", "--ignore", "--color", "--time-style", "--block-size", "--width", "--tabsize", "--format", "--sort", "--time", "--quoting-style", "--indicator-style"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["du"], takes_value: &["-d", "-B", "-t", "--max-depth", "--exclude", "--block-size", "--threshold", "--time-style", "--files0-from"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["stat"], takes_value: &["-c", "--format", "--printf"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["od", "xxd", "hexdump"], takes_value: &["-A", "-t", "-j", "-N", "-w", "-l", "-s", "-c", "-g", "-n", "-e", "-f"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
     Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
     Program { names: &["grep", "egrep", "fgrep", "rg", "ag"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories"], kind: Kind::Role(Role::ReadAfterFirst) },
@@ -268,6 +276,14 @@ fn split<'a>(args: &'a [Arg], takes_value: &[&str]) -> Split<'a> {
             continue;
         }
         options.push((text.to_string(), None));
+        // `-czf archive`: a cluster whose last letter takes the next word.
+        if !text.starts_with("--") && text.len() > 2 {
+            let last = format!("-{}", &text[text.len() - 1..]);
+            if takes_value.contains(&last.as_str()) {
+                options.push((last, args.get(i)));
+                i += 1;
+            }
+        }
     }
     Split { options, operands }
 }
@@ -530,6 +546,14 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 for &c in caps {
                     sink.path(op, c);
                 }
+            }
+        }
+        Role::ListOrCwd => {
+            if ops.is_empty() {
+                sink.path(&Arg::Literal(".".into()), Read);
+            }
+            for op in ops {
+                sink.path(op, Read);
             }
         }
         Role::Shred => {

