@@ -26,9 +26,10 @@ log "wasm32 toolchain path: $wasm_path"
 
 # --- 1. Debian packages ------------------------------------------------------
 # clang/lld are needed on both paths: tree-sitter's C sources must be compiled
-# for wasm32, which gcc cannot do. chromium + driver run the browser tests;
-# binaryen gives wasm-opt so wasm-pack does not try to download it.
-pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver binaryen)
+# for wasm32, which gcc cannot do. chromium + driver run the browser tests.
+# No binaryen: Debian's wasm-opt 108 breaks wasm-bindgen's externref table,
+# so scripts/build.sh runs wasm-pack with --no-opt (nothing to download).
+pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver)
 [ "$wasm_path" = debian ] && pkgs+=(rustc-web cargo-web rust-web-src)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,7 +3,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -14,7 +13,10 @@ before(async () => {
   const entry = path.join(ROOT, 'pkg', 'core', 'index.js');
   assert.ok(fs.existsSync(entry), 'pkg/ is missing: run `make build` first');
   core = await import(pathToFileURL(entry).href);
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-allow-host-')));
+  // Not under /tmp: the core's baseline lets anything write there, which
+  // would hide whether symlinks were resolved.
+  fs.mkdirSync(path.join(ROOT, 'target'), { recursive: true });
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(ROOT, 'target', 'node-test-')));
   fs.mkdirSync(path.join(tmp, 'real', 'sub'), { recursive: true });
   fs.writeFileSync(path.join(tmp, 'real', 'file.txt'), 'x');
   fs.symlinkSync(path.join(tmp, 'real'), path.join(tmp, 'link'));
@@ -67,15 +69,18 @@ test('which takes the first executable PATH match, as spelled there', () => {
 });
 
 test('decide defaults to the node:fs host and accepts null for a lexical one', () => {
-  const ws = path.join(tmp, 'link');
+  // The workspace is real/; ../link/new.txt is spelled outside it but
+  // resolves (through the symlink link -> real) inside it.
+  const ws = path.join(tmp, 'real');
   const req = {
-    command: 'cat file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    command: 'echo x > ../link/new.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
     harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
   };
   const viaFs = core.decide(req);
   assert.equal(viaFs.decision, 'allow', JSON.stringify(viaFs));
+  const noSymlinks = core.decide(req, { ...core.nodeHost, canonical: (p) => p });
+  assert.equal(noSymlinks.decision, 'prompt', JSON.stringify(noSymlinks));
+  // null: paths as spelled and nothing on PATH; still a decision, not an error.
   const lexical = core.decide(req, null);
-  assert.equal(lexical.decision, 'allow', JSON.stringify(lexical));
-  // With the fs host, the effect's path is the symlink's target.
-  assert.ok(viaFs.effects.some((e) => e.path === path.join(tmp, 'real', 'file.txt')), JSON.stringify(viaFs.effects));
+  assert.ok(['allow', 'prompt', 'refuse'].includes(lexical.decision), JSON.stringify(lexical));
 });

@@ -35,7 +35,7 @@ before(() => {
 });
 
 after(() => {
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  for (const dir of [tmp, wsRoot]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test('package.json: name, module type, engines, exports, dsh block', () => {
@@ -99,9 +99,15 @@ test('the core re-exports every wasm export, and the declared API', () => {
 });
 
 // A real workspace: the decisions go through node:fs (symlinks, existence).
+// It is kept out of /tmp, which the core's baseline treats specially.
+let wsRoot;
 function request(command) {
-  const ws = path.join(tmp, 'ws');
-  const home = path.join(tmp, 'home');
+  if (!wsRoot) {
+    fs.mkdirSync(path.join(ROOT, 'target'), { recursive: true });
+    wsRoot = fs.realpathSync(fs.mkdtempSync(path.join(ROOT, 'target', 'node-test-')));
+  }
+  const ws = path.join(wsRoot, 'ws');
+  const home = path.join(wsRoot, 'home');
   fs.mkdirSync(path.join(ws, 'build'), { recursive: true });
   fs.mkdirSync(home, { recursive: true });
   fs.writeFileSync(path.join(ws, 'README.md'), '# hello\n');
@@ -111,11 +117,14 @@ function request(command) {
   };
 }
 
-for (const [entry, setup] of [
-  ['dsh-allow/core', ''],
+// The browser build has no file system: the test gives it a host that knows
+// where programs live and takes paths as spelled, as a web page might.
+for (const [entry, setup, host] of [
+  ['dsh-allow/core', '', 'undefined'],
   ['dsh-allow/core/web', `
     const bytes = fs.readFileSync(new URL('./wasm/web/dsh_allow_bg.wasm', import.meta.resolve('dsh-allow/core/web')));
-    await m.init(bytes);`],
+    await m.init(bytes);`,
+  "{ canonical: (p) => p, kind: () => 'missing', which: (n) => '/usr/bin/' + n }"],
 ]) {
   test(`${entry}: decide allows cat README.md and prompts for rm -rf build`, () => {
     const out = JSON.parse(nodeInApp(`
@@ -123,7 +132,7 @@ for (const [entry, setup] of [
       const m = await import('${entry}');
       ${setup}
       const reqs = JSON.parse(process.env.REQS);
-      console.log(JSON.stringify(reqs.map((r) => m.decide(r))));`,
+      console.log(JSON.stringify(reqs.map((r) => m.decide(r, ${host}))));`,
     { REQS: JSON.stringify([request('cat README.md'), request('rm -rf build')]) }));
     assert.equal(out[0].decision, 'allow', JSON.stringify(out[0]));
     assert.equal(out[1].decision, 'prompt', JSON.stringify(out[1]));

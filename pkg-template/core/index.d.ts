@@ -1,0 +1,139 @@
+// Types of dsh-allow's decision core ('dsh-allow/core'). They follow
+// wit/dsh-allow.wit, the one contract: JSON field names are the camelCase of
+// the WIT's kebab-case names, WIT enums are string unions, `option<T>` is a
+// field that may be absent (inputs) or omitted / null (outputs).
+
+export type Capability = 'read' | 'write' | 'create' | 'delete' | 'execute';
+export type Platform = 'macos' | 'linux';
+export type Mode = 'read-only' | 'workspace-write' | 'danger-full-access';
+export type Outcome = 'allow' | 'prompt' | 'refuse';
+export type Tier = 'protected' | 'rule' | 'grant' | 'baseline' | 'default';
+export type Shape = 'strict' | 'any';
+export type PathKind = 'missing' | 'file' | 'dir';
+
+/** A rule's access table: true grants, false speaks to deny, absent says nothing. */
+export interface Access {
+  read?: boolean | null;
+  write?: boolean | null;
+  create?: boolean | null;
+  delete?: boolean | null;
+  execute?: boolean | null;
+}
+
+/** A stored rule, a deployment grant or a one-shot grant. */
+export interface Rule {
+  id: string;
+  path: string;
+  recursive: boolean;
+  access: Access;
+  hits: number;
+  createdAt: string;
+}
+
+/** "This executable may write these roots." */
+export interface CommandGrant {
+  id: string;
+  name: string;
+  command: string;
+  roots: string[];
+  shape: Shape;
+  access?: Access | null;
+  allowCdPrefix: boolean;
+}
+
+/** One call to `decide`. The list fields may be omitted (empty). Rule and
+ * command-grant fields with defaults in the core may be omitted on input. */
+export interface DecideRequest {
+  command: string;
+  cwd: string;
+  workspace: string;
+  home: string;
+  harnessHome: string;
+  platform: Platform;
+  mode: Mode;
+  rules?: RuleInput[];
+  grants?: RuleInput[];
+  commands?: CommandGrantInput[];
+  protectedFiles?: string[];
+  /** Capabilities the kernel fence enforces right now. */
+  fence?: Capability[];
+}
+
+export type RuleInput = Pick<Rule, 'path' | 'access'> & Partial<Rule>;
+export type CommandGrantInput = Pick<CommandGrant, 'command'> & Partial<CommandGrant>;
+
+/** One (path, capability) the command needs and how it resolved. */
+export interface EffectVerdict {
+  path: string;
+  capability: Capability;
+  granted: boolean;
+  /** Not granted and not grantable by a card click. */
+  refused: boolean;
+  tier: Tier;
+  ruleId?: string | null;
+}
+
+export interface PathCapability {
+  path: string;
+  capability: Capability;
+}
+
+/** What the command text cannot show. */
+export interface Unknown {
+  capability?: Capability | null;
+  reason: string;
+  bounded: boolean;
+}
+
+/** A rule "Always allow" would store. */
+export interface Proposal {
+  path: string;
+  recursive: boolean;
+  access: Access;
+}
+
+export interface Decision {
+  decision: Outcome;
+  reason: string;
+  effects: EffectVerdict[];
+  missing: PathCapability[];
+  unknown: Unknown[];
+  proposals: Proposal[];
+  commandGrant?: string | null;
+}
+
+/** What reading a rules file produced. On `error`, keep the file untouched. */
+export interface RulesLoad {
+  rules: Rule[];
+  commands: CommandGrant[];
+  error?: string | null;
+  keepBackup: boolean;
+  warnings: string[];
+}
+
+/** What the core asks the world (the WIT `host` interface). */
+export interface Host {
+  /** Real path: deepest existing ancestor through symlinks, rest re-appended. */
+  canonical(path: string): string;
+  /** What is at an absolute path, following symlinks. */
+  kind(path: string): PathKind;
+  /** Absolute path PATH lookup finds for a bare program name, or null. */
+  which(program: string): string | null;
+}
+
+/** The node:fs host `decide` uses by default. */
+export declare const nodeHost: Host;
+
+/**
+ * Decide one shell call. `host` defaults to `nodeHost`; `null` takes paths
+ * as spelled. Throws an Error naming the field when the request is malformed.
+ */
+export declare function decide(request: DecideRequest, host?: Host | null): Decision;
+/** Parse and validate a rules file's text. Never throws for bad content: see `error`. */
+export declare function parseRules(text: string): RulesLoad;
+/** Render rules and command grants as rules-file text. */
+export declare function renderRules(rules: RuleInput[], commands?: CommandGrantInput[]): string;
+/** The core's version (the crate's). */
+export declare function version(): string;
+/** A fresh random rule id. */
+export declare function newRuleId(): string;

@@ -1,0 +1,78 @@
+// dsh-allow's decision core for Node (>= 20): the wasm32 build, with the host
+// questions the core asks (`canonical`, `kind`, `which`) answered by node:fs.
+//
+// The wasm-bindgen `nodejs` output is CommonJS and loads its .wasm
+// synchronously, so this module is ready as soon as it is imported.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const wasm = require('./wasm/nodejs/dsh_allow.js');
+
+// Every export of the core (parseRules, renderRules, version, newRuleId, and
+// whatever is added later) flows through unchanged; `decide` is wrapped below.
+export * from './wasm/nodejs/dsh_allow.js';
+
+/** The real path of `p`: the deepest existing ancestor resolved through
+ * symlinks, with the part that does not exist (yet) appended as spelled. */
+function canonical(p) {
+  const start = path.resolve(String(p));
+  let head = start;
+  const tail = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(head), ...tail);
+    } catch {
+      // ENOENT, ENOTDIR (a file in the middle), EACCES: try the parent.
+    }
+    const parent = path.dirname(head);
+    if (parent === head) return start;
+    tail.unshift(path.basename(head));
+    head = parent;
+  }
+}
+
+/** What is at `p`, following symlinks: 'dir', 'file' (anything else that
+ * exists, /dev/null included) or 'missing' (also for a dangling link or a
+ * path the process may not stat). */
+function kind(p) {
+  try {
+    return fs.statSync(String(p)).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
+
+function isExecutableFile(f) {
+  try {
+    fs.accessSync(f, fs.constants.X_OK);
+    return fs.statSync(f).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The first executable `name` on PATH, as found there (absolute, symlinks
+ * not resolved), or null. A name with a slash is not looked up. */
+function which(name) {
+  name = String(name);
+  if (name === '' || name.includes('/')) return null;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    const candidate = path.resolve(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** The host the core uses by default in Node: the real file system. */
+export const nodeHost = Object.freeze({ canonical, kind, which });
+
+/**
+ * Decide one shell call. `host` defaults to the real file system; pass
+ * `null` to take paths as spelled (no symlink resolution, nothing exists).
+ */
+export function decide(request, host = nodeHost) {
+  return wasm.decide(request, host);
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Build everything the npm package holds and assemble it in pkg/ (git-ignored):
+#   - the native CLI (release), shipped as pkg/bin/<os>-<arch>/dsh-allow;
+#   - the core for wasm32, compiled once by cargo and wrapped twice by
+#     wasm-bindgen (via wasm-pack): --target nodejs and --target web;
+#   - pkg-template/ (package.json, thin JS wrappers, .d.ts, cordis.patch.yml),
+#     plugin/ and the browser client bundle.
+# Run scripts/setup.sh first. Every cargo/wasm-pack call holds a lock: the
+# machine has 2 cores and concurrent builds only thrash.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LOCK=/tmp/dsh-allow-cargo.lock
+export PATH="$HOME/.cargo/bin:$PATH"
+cd "$ROOT"
+
+log() { printf 'build: %s\n' "$*" >&2; }
+
+# --- 1. native CLI -------------------------------------------------------------
+log "cargo build --release --bin dsh-allow"
+flock "$LOCK" cargo build --release --bin dsh-allow
+native_bin="${CARGO_TARGET_DIR:-$ROOT/target}/release/dsh-allow"
+
+# --- 2. wasm core --------------------------------------------------------------
+out="$ROOT/target/wasm-pack"
+stamp="$out/.built"
+# wasm-bindgen and wasm-opt rerun on every wasm-pack call even when cargo has
+# nothing to do; skip both when no input changed since the last good build.
+if [ -f "$stamp" ] && [ -z "$(find src Cargo.toml Cargo.lock scripts/wasm-env.sh scripts/wasm-shim.h -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
+  log "wasm core up to date ($out)"
+else
+  (
+    # shellcheck source=scripts/wasm-env.sh
+    source "$ROOT/scripts/wasm-env.sh"
+    log "wasm toolchain: $WASM_TOOLCHAIN"
+    for target in nodejs web; do
+      log "wasm-pack build --target $target"
+      # --no-pack: the package.json is ours; extra cargo flags follow the path.
+      # --no-opt: Debian's wasm-opt (binaryen 108) rewrites the externref
+      # table wasm-bindgen uses into a funcref one, and the module then fails
+      # at load ("WebAssembly.Table.set(): Argument 1 is invalid for table");
+      # rustc's opt-level 3 + LTO already did the heavy lifting.
+      # shellcheck disable=SC2086
+      flock "$LOCK" wasm-pack --log-level warn build --no-pack --no-opt --release --target "$target" \
+        --out-dir "$out/$target" --out-name dsh_allow "$ROOT" $WASM_CARGO_ARGS
+    done
+  )
+  touch "$stamp"
+fi
+
+# --- 3. assemble pkg/ ----------------------------------------------------------
+log "assembling pkg/"
+rm -rf pkg
+mkdir -p pkg
+cp -R pkg-template/. pkg/
+
+# The wasm-bindgen outputs, without wasm-pack's .gitignore/README. The nodejs
+# glue is CommonJS; its folder gets a package.json saying so, since the
+# package itself is "type": "module".
+for target in nodejs web; do
+  dest="pkg/core/wasm/$target"
+  mkdir -p "$dest"
+  cp "$out/$target"/dsh_allow.js "$out/$target"/dsh_allow.d.ts "$out/$target"/dsh_allow_bg.wasm "$dest/"
+  [ -f "$out/$target/dsh_allow_bg.wasm.d.ts" ] && cp "$out/$target/dsh_allow_bg.wasm.d.ts" "$dest/"
+done
+printf '{ "type": "commonjs" }\n' > pkg/core/wasm/nodejs/package.json
+
+# The DSH plugin (may still be empty while it is being written).
+mkdir -p pkg/plugin
+cp -R plugin/. pkg/plugin/
+[ -f pkg/plugin/index.js ] || log "WARNING: plugin/index.js does not exist yet; the package's \".\" export is dangling"
+
+# The browser bundle DSH serves: the first that exists of these.
+client=""
+for c in client/client.js plugin/client.js plugin/client/client.js; do
+  if [ -f "$c" ]; then client="$c"; break; fi
+done
+if [ -n "$client" ]; then
+  mkdir -p pkg/client
+  cp "$client" pkg/client/client.js
+else
+  log "WARNING: no client bundle found; dropping the ./client export and dsh.client"
+fi
+
+# The native runner for this platform (Linux x64 is what CI builds).
+case "$(uname -sm)" in
+  "Linux x86_64") platform=linux-x64 ;;
+  "Darwin arm64") platform=darwin-arm64 ;;
+  "Darwin x86_64") platform=darwin-x64 ;;
+  *) platform="" ;;
+esac
+if [ -n "$platform" ]; then
+  mkdir -p "pkg/bin/$platform"
+  cp "$native_bin" "pkg/bin/$platform/dsh-allow"
+  chmod 755 "pkg/bin/$platform/dsh-allow"
+fi
+
+# package.json: version from Cargo.toml, client entries only if shipped.
+version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+DSH_VERSION="$version" DSH_HAS_CLIENT="${client:+1}" node -e '
+  const fs = require("fs");
+  const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
+  p.version = process.env.DSH_VERSION;
+  if (!process.env.DSH_HAS_CLIENT) { delete p.exports["./client"]; delete p.dsh.client; }
+  fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
+'
+log "pkg/ ready: dsh-allow@$version ($(du -sh pkg | cut -f1))"
