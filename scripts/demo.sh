@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The demo: the spec's opening examples, decided by the core through the
+# native CLI, for a macOS user /Users/me working in /Users/me/project (the
+# spec's own setting; macOS policy is computable on any OS). Run after build.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/dsh-allow"
+[ -x "$BIN" ] || { echo "demo: $BIN missing; run 'make build' first" >&2; exit 1; }
+
+examples=(
+  'cat README.md'
+  'cat ~/.ssh/id_ed25519'
+  'echo x > out.md'
+  'rm -rf build'
+  'gh pr list'
+  'echo x > /Users/me/other/o'
+  'echo x > ~/.dsh/dsh-allow.json'
+)
+for cmd in "${examples[@]}"; do
+  printf '\n$ dsh-allow explain %q\n' "$cmd"
+  "$BIN" explain "$cmd" --platform macos --home /Users/me \
+    --cwd /Users/me/project --workspace /Users/me/project
+done

