@@ -1,0 +1,187 @@
+// The gate on `tools/pre-execute`: every bash (and pwsh) call is decided by
+// the core before it runs, and the file-writing tools are kept off the
+// permission store. Allow continues the waterfall; refuse denies with a
+// reason that tells the model not to look for another way; prompt asks
+// through DSH's approval service with a reason that begins `dsh-allow: ` and
+// names the operation and path.
+
+import { resolve } from 'node:path'
+import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
+import { canonical } from './fs-host.js'
+
+export const SHELL_TOOLS = new Set(['bash', 'pwsh'])
+export const FILE_WRITE_TOOLS = new Set(['write', 'edit', 'str_replace_editor'])
+
+/** DSH's escalation ladder: a `sandbox_permissions` value counts only if strictly wider. */
+const WIDER = { 'read-only': ['workspace-write', 'danger-full-access'], 'workspace-write': ['danger-full-access'] }
+
+/**
+ * Builds the core's request for one call and asks the core. The escalated
+ * mode is what the command would run under if the user approves the
+ * escalation (DSH asks for that itself, inside the tool body).
+ */
+export function makeDecider({ core, host, store, fence, settings, policyOf, protectedFiles }) {
+  return function decideCall(exec, extraGrants = []) {
+    const args = exec.arguments ?? {}
+    const session = exec.agent?.session
+    const policy = policyOf(session)
+    const escalated = WIDER[policy.mode]?.includes(args.sandbox_permissions) ? args.sandbox_permissions : undefined
+    const mode = escalated ?? policy.mode
+    const base = session?.header?.cwd ?? policy.workspaceRoot
+    const cwd = resolve(base, typeof args.workdir === 'string' ? expandHomePath(args.workdir) : '.')
+    const load = store.load()
+    const request = {
+      command: args.command,
+      cwd,
+      workspace: policy.workspaceRoot,
+      home: settings.home,
+      harnessHome: settings.harnessHome,
+      platform: settings.platform,
+      mode,
+      rules: load.rules,
+      grants: [...settings.grants, ...extraGrants],
+      commands: load.commands,
+      protectedFiles: protectedFiles(),
+      fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
+    }
+    return { request, decision: core.decide(request, host), load, policy, mode }
+  }
+}
+
+/** "delete /w/build; create,write /w/out" — what is missing, grouped by path. */
+export function describeEffects(pairs) {
+  const byPath = new Map()
+  for (const { path, capability } of pairs) {
+    if (!byPath.has(path)) byPath.set(path, [])
+    if (!byPath.get(path).includes(capability)) byPath.get(path).push(capability)
+  }
+  return [...byPath].map(([path, caps]) => `${caps.join(',')} ${path}`).join('; ')
+}
+
+export function promptReason(decision, load) {
+  const named = describeEffects(decision.missing ?? [])
+  let reason = `dsh-allow: ${named || decision.reason || 'this command needs a permission that is not granted'}`
+  if (named && decision.reason) reason += ` (${decision.reason})`
+  if (load.error !== undefined) reason += ` — the rules file cannot be used (${load.error}), so every call asks`
+  return reason
+}
+
+export function refuseReason(decision) {
+  const refused = (decision.effects ?? []).filter((e) => e.refused)
+  const named = describeEffects(refused)
+  return `dsh-allow: refused ${named || 'this command'}${decision.reason ? ` — ${decision.reason}` : ''}. ` +
+    'This is the permission policy, not an error: do not retry it with another command, tool or path; ' +
+    'tell the user what was refused and let them decide.'
+}
+
+/**
+ * The listeners. `asks` records the prompts we raise (for the approval
+ * listener), `grants` serializes each session while a one-shot grant lives.
+ */
+export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported }) {
+  const record = (exec, d, outcome, extra = {}) => ledger.append({
+    kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
+    tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
+    effects: d?.decision?.effects, missing: d?.decision?.missing, ...extra,
+  })
+
+  async function preExecute(exec, next) {
+    if (FILE_WRITE_TOOLS.has(exec.name)) return fileGate(exec, next)
+    if (!SHELL_TOOLS.has(exec.name) || !supported) return next()
+    const command = exec.arguments?.command
+    if (typeof command !== 'string') return next()
+    await fence.ready()
+    const sessionId = exec.agent?.session?.id
+    if (sessionId !== undefined && !(await grants.turn(sessionId, exec.callId, exec.signal))) {
+      return { kind: 'deny', reason: 'dsh-allow: the call was cancelled while another call of this session waited for approval' }
+    }
+    let d
+    let outcome
+    try {
+      d = decide(exec)
+      outcome = d.decision.decision
+      // A rules file we cannot read may hold the user's own denials: nothing
+      // the baseline would allow is safe to run without asking.
+      if (outcome === 'allow' && d.load.error !== undefined) outcome = 'prompt'
+    } catch (error) {
+      grants.release(exec.callId)
+      record(exec, d, 'refuse', { error: error.message })
+      return { kind: 'deny', reason: `dsh-allow: could not decide this command (${error.message}); nothing ran` }
+    }
+    record(exec, d, outcome)
+    if (outcome !== 'prompt') grants.release(exec.callId)
+    if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
+    if (outcome === 'allow') return next()
+    const reason = promptReason(d.decision, d.load)
+    if (sessionId === undefined) return { kind: 'ask', reason }
+    grants.hold(sessionId, exec.callId, command)
+    asks.add({
+      callId: exec.callId, sessionId, command, reason, cwd: d.request.cwd, mode: d.mode,
+      missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
+    })
+    let downstream
+    try {
+      downstream = await next()
+    } catch (error) {
+      asks.drop(exec.callId)
+      grants.release(exec.callId)
+      throw error
+    }
+    if (downstream?.kind === 'deny') {
+      asks.drop(exec.callId)
+      grants.release(exec.callId)
+      return downstream
+    }
+    return { kind: 'ask', reason }
+  }
+
+  async function fileGate(exec, next) {
+    const args = exec.arguments ?? {}
+    if (exec.name === 'str_replace_editor' && args.command === 'view') return next()
+    const target = typeof args.file_path === 'string' ? args.file_path : args.path
+    if (typeof target !== 'string' || target.length === 0) return next()
+    const session = exec.agent?.session
+    const base = session?.header?.cwd ?? policyOf(session).workspaceRoot
+    const path = resolve(base, expandHomePath(target))
+    const real = canonical(path)
+    if (protectedFiles().some((p) => canonical(p) === real)) {
+      record(exec, undefined, 'refuse', { path, tier: 'protected' })
+      return {
+        kind: 'deny',
+        reason: `dsh-allow: refused write ${path} — the permission store and audit log are never writable, by any tool. ` +
+          'Do not try another way; the user changes rules with /allow.',
+      }
+    }
+    return next()
+  }
+
+  /**
+   * The monotonic floor after every pre-execute listener: re-decide with the
+   * call's own one-shot grant (and only its own); a refusal here stands even
+   * if a listener ahead of ours allowed the call without asking us.
+   */
+  function guard(exec) {
+    if (!SHELL_TOOLS.has(exec.name) || !supported || typeof exec.arguments?.command !== 'string') return undefined
+    try {
+      const d = decide(exec, grants.forCall(exec.callId))
+      return d.decision.decision === 'refuse' ? refuseReason(d.decision) : undefined
+    } catch (error) {
+      return `dsh-allow: could not decide this command (${error.message}); nothing ran`
+    }
+  }
+
+  function settle(exec) {
+    asks.drop(exec.callId)
+    grants.release(exec.callId)
+  }
+
+  return {
+    preExecute,
+    guard,
+    postExecute: (exec, result, next) => {
+      settle(exec)
+      return next()
+    },
+    onResult: (exec) => settle(exec),
+  }
+}
