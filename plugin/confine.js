@@ -1,0 +1,66 @@
+// The kernel half: `ctx.sandbox.confine` wrapped in place, never replaced.
+//
+// For a confined bash run we hand back our own argv — Linux: the native
+// `dsh-allow run` runner with the profile JSON; macOS: `/usr/bin/sandbox-exec`
+// with the Seatbelt profile compiled by the core — in the provider's result
+// shape. Everything else (other platforms, a fence that is off, argv we did
+// not expect) goes to the provider that was registered before us. Under
+// danger-full-access DSH never calls confine at all; the gate still applies.
+
+import { RUNNER_FAILURE_EXIT, RUNNER_FAILURE_PREFIX, runnerArgv } from './fence.js'
+
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec'
+
+/**
+ * Wrap `sandbox.confine`. `plan(argv, policy)` returns our ConfinedArgv or
+ * undefined to delegate. Returns the disposer that restores the original.
+ */
+export function wrapConfine(sandbox, plan) {
+  const hadOwn = Object.hasOwn(sandbox, 'confine')
+  const original = sandbox.confine
+  const wrapped = function confine(argv, policy) {
+    const ours = plan(argv, policy)
+    return ours ?? original.call(this, argv, policy)
+  }
+  sandbox.confine = wrapped
+  return () => {
+    if (sandbox.confine !== wrapped) return
+    if (hadOwn) sandbox.confine = original
+    else delete sandbox.confine
+  }
+}
+
+/**
+ * The planner: decides whether a confine call is ours and builds the argv.
+ * `profileFor(policy, command)` builds the core's profile request (rules,
+ * grants incl. a claimed one-shot grant, protected files).
+ */
+export function makePlanner({ platform, fence, runner, profileFor, seatbeltProfile }) {
+  return (argv, policy) => {
+    const status = fence.current()
+    if (status === undefined || status.level === 'off') return undefined
+    if (policy?.mode !== 'read-only' && policy?.mode !== 'workspace-write') return undefined
+    const command = argv.length === 3 && argv[0] === 'bash' && argv[1] === '-c' ? argv[2] : undefined
+    const profile = profileFor(policy, command)
+    if (platform === 'linux') {
+      return {
+        argv: runnerArgv(runner, profile, argv),
+        enforcement: status.enforcement === 'full' ? 'full' : 'partial',
+        denialSignatures: ['permission denied', 'operation not permitted'],
+        runnerFailureRules: [{ allowedExitCodes: [RUNNER_FAILURE_EXIT], fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
+      }
+    }
+    if (platform === 'macos' && typeof seatbeltProfile === 'function') {
+      // A profile that fails to compile is reported by throwing, never
+      // replaced by a wider one.
+      const text = seatbeltProfile(profile)
+      return {
+        argv: [SANDBOX_EXEC, '-p', text, '--', ...argv],
+        enforcement: status.enforcement === 'full' ? 'full' : 'partial',
+        denialSignatures: ['operation not permitted'],
+        runnerFailureRules: [{ fatalSignatures: ['sandbox-exec: '] }],
+      }
+    }
+    return undefined
+  }
+}

@@ -1,0 +1,186 @@
+// How much of the policy the kernel really enforces, found by running the
+// real runner with a real profile once per process (the spec: "在每个「模式 +
+// workspace」的首次调用上实测"), not assumed from the platform.
+//
+// Levels, strongest first (the spec's 层级 table):
+//   full     every read is fenced and rules reopen what they grant
+//   guarded  write/create/delete/execute, and reads of user data areas
+//   process  write/create/delete/execute
+//   writes   write/create/delete
+//   off      nothing of ours is applied; the host's own provider confines
+
+import { spawn } from 'node:child_process'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const LEVELS = ['off', 'writes', 'process', 'guarded', 'full']
+const ALL = ['read', 'write', 'create', 'delete', 'execute']
+
+/** The capabilities a fence level holds, as the core's `fence` field wants them. */
+export function capabilitiesOf(level) {
+  switch (level) {
+    case 'full':
+    case 'guarded': return [...ALL]
+    case 'process': return ['write', 'create', 'delete', 'execute']
+    case 'writes': return ['write', 'create', 'delete']
+    default: return []
+  }
+}
+
+/** The runner shipped in this package (pkg/bin/<platform>-<arch>/dsh-allow). */
+export function defaultRunner() {
+  const here = dirname(fileURLToPath(import.meta.url))
+  return join(here, '..', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
+}
+
+/** The exit code and stderr prefix of a runner that failed before running anything. */
+export const RUNNER_FAILURE_EXIT = 125
+export const RUNNER_FAILURE_PREFIX = 'dsh-allow run: '
+
+/** The argv that runs `argv` under the profile on Linux. */
+export function runnerArgv(runner, profile, argv) {
+  return [runner, 'run', '--profile-json', JSON.stringify(profile), '--', ...argv]
+}
+
+/**
+ * Probe the Linux runner: one confined shell that tries each capability on
+ * a path the probe profile does not grant it, plus a control that must work.
+ * Resolves to `{ level, capabilities, fenced: {cap: bool}, why }`.
+ */
+export async function probeLinuxRunner({ runner, scratchParent }) {
+  if (!existsSync(runner)) return offStatus(`runner not found at ${runner}`)
+  let root
+  try {
+    mkdirSync(scratchParent, { recursive: true })
+    root = mkdtempSync(join(scratchParent, '.dsh-allow-probe-'))
+    const p = (...s) => join(root, ...s)
+    for (const d of ['ws', 'home', 'harness', 'elsewhere']) mkdirSync(p(d))
+    writeFileSync(p('ws', 'victim'), 'x')
+    writeFileSync(p('ws', 'readable'), 'x')
+    writeFileSync(p('home', 'secret'), 'x')
+    writeFileSync(p('home', 'existing'), 'x')
+    writeFileSync(p('elsewhere', 'plain'), 'x')
+    copyFileSync('/bin/true', p('home', 'tool'))
+    chmodSync(p('home', 'tool'), 0o755)
+    const profile = {
+      workspace: p('ws'), home: p('home'), harnessHome: p('harness'), platform: 'linux',
+      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], commands: [],
+    }
+    const q = (s) => `'${s.replaceAll("'", "'\\''")}'`
+    const check = (cap, cmd) => `if ${cmd} >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
+    const script = [
+      check('control', `cat ${q(p('ws', 'readable'))} && : > ${q(p('ws', 'made'))}`),
+      check('read', `cat ${q(p('home', 'secret'))}`),
+      check('write', `sh -c ${q(`echo y >> ${q(p('home', 'existing'))}`)}`),
+      check('create', `sh -c ${q(`: > ${q(p('home', 'new'))}`)}`),
+      check('delete', `rm -f ${q(p('ws', 'victim'))}`),
+      check('execute', q(p('home', 'tool'))),
+      check('readElsewhere', `cat ${q(p('elsewhere', 'plain'))}`),
+    ].join('\n')
+    const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
+    if (run.code === RUNNER_FAILURE_EXIT || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
+      return offStatus(`the runner failed: ${firstLine(run.stderr) || `exit ${run.code}`}`)
+    }
+    const seen = Object.fromEntries(run.stdout.split('\n').filter(Boolean).map((l) => l.split('=')))
+    if (seen.control !== 'open') return offStatus(`the runner's control command failed (exit ${run.code}: ${firstLine(run.stderr)})`)
+    const fenced = Object.fromEntries(ALL.map((c) => [c, seen[c] === 'fenced']))
+    const level = levelOf(fenced, seen.readElsewhere === 'fenced')
+    const why = Object.fromEntries(ALL.map((c) => [c, fenced[c] ? 'the kernel refused it in the probe' : 'the probe ran it unhindered']))
+    const status = { level, capabilities: capabilitiesOf(level), fenced, why, enforcement: level === 'full' ? 'full' : 'partial' }
+    // Probe files under a folder the baseline opens (a temp dir) prove nothing.
+    if (level === 'off') status.reason = `the runner fenced none of the probe's paths under ${scratchParent} (a temp directory the baseline opens?)`
+    return status
+  } catch (error) {
+    return offStatus(`the probe could not run: ${error.message}`)
+  } finally {
+    if (root !== undefined) rmSync(root, { recursive: true, force: true })
+  }
+}
+
+function levelOf(fenced, readsEverywhere) {
+  const has = (...caps) => caps.every((c) => fenced[c])
+  if (has(...ALL)) return readsEverywhere ? 'full' : 'guarded'
+  if (has('write', 'create', 'delete', 'execute')) return 'process'
+  if (has('write', 'create', 'delete')) return 'writes'
+  return 'off'
+}
+
+export function offStatus(reason) {
+  return {
+    level: 'off', capabilities: [], fenced: Object.fromEntries(ALL.map((c) => [c, false])),
+    why: Object.fromEntries(ALL.map((c) => [c, reason])), enforcement: 'none', reason,
+  }
+}
+
+/**
+ * Apply the configured `enforce` to a probed status: `auto` takes what the
+ * probe found; a named level is met by that level or a stronger one, and
+ * reported off otherwise (never silently weakened).
+ */
+export function applyEnforce(enforce, probed) {
+  if (enforce === 'off') return offStatus('enforce: off in the dsh-allow config')
+  if (enforce === 'auto' || LEVELS.indexOf(probed.level) >= LEVELS.indexOf(enforce)) return probed
+  return offStatus(`enforce: ${enforce} is required but the kernel probe reached ${probed.level}${probed.reason ? ` (${probed.reason})` : ''}`)
+}
+
+function spawnCollect(argv, { cwd, timeoutMs = 10_000 }) {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.stdout.on('data', (b) => { stdout += b })
+    child.stderr.on('data', (b) => { stderr += b })
+    child.on('error', (error) => {
+      clearTimeout(timer)
+      resolve({ code: RUNNER_FAILURE_EXIT, stdout, stderr: `${RUNNER_FAILURE_PREFIX}${error.message}` })
+    })
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+function firstLine(text) {
+  return text.split('\n').find((l) => l.trim()) ?? ''
+}
+
+/**
+ * The fence of this process: probed once, in the background, from apply().
+ * `current()` is synchronous for confine; `ready()` is awaited by the gate.
+ */
+export class Fence {
+  constructor({ platform, runner, enforce, scratchParent }) {
+    this.platform = platform
+    this.runner = runner
+    this.enforce = enforce
+    this.scratchParent = scratchParent
+    this.status = undefined
+    this.probing = undefined
+  }
+
+  start() {
+    this.probing ??= this.probe().then((status) => {
+      this.status = status
+      return status
+    })
+    return this.probing
+  }
+
+  async probe() {
+    if (this.enforce === 'off') return offStatus('enforce: off in the dsh-allow config')
+    if (this.platform === 'linux') return applyEnforce(this.enforce, await probeLinuxRunner(this))
+    // macOS waits for the core's Seatbelt compiler and its probe.
+    return offStatus(`no kernel fence of dsh-allow's own on ${this.platform ?? process.platform} yet`)
+  }
+
+  ready() {
+    return this.start()
+  }
+
+  current() {
+    return this.status
+  }
+}
