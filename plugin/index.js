@@ -1,0 +1,112 @@
+// dsh-allow: a file-system permission layer for DSH shell calls.
+//
+// A host row (profile cordis.patch.yml), so its listeners see every agent's
+// calls. This module only wires: the gate (gate.js) asks the core before a
+// call runs, confine.js hands the same rules to the kernel, approval.js
+// turns answers into one-shot grants (grants.js) or stored rules
+// (store.js), commands.js is `/allow`. Every registration is made inside
+// ctx.effect, so disposing the plugin undoes all of it.
+
+import { homedir } from 'node:os'
+import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
+import * as core from './core.js'
+import { Config, resolveConfig } from './config.js'
+import { canonical, fsHost } from './fs-host.js'
+import { RulesStore } from './store.js'
+import { GrantStore } from './grants.js'
+import { Fence, defaultRunner } from './fence.js'
+import { makeDecider, makeGate } from './gate.js'
+import { makePlanner, wrapConfine } from './confine.js'
+import { Asks, approvalListener, withProposals } from './approval.js'
+import { allowCommand } from './commands.js'
+import { createLedger } from './ledger.js'
+
+export const name = 'dsh-allow'
+// Only the tool registry is required: the gate must mount even where the
+// sandbox, approval or command services are missing (they are optional below).
+export const inject = ['tools']
+export { Config }
+
+const PLATFORMS = { linux: 'linux', darwin: 'macos' }
+
+export function apply(ctx, rawConfig) {
+  const config = resolveConfig(rawConfig)
+  const platform = PLATFORMS[process.platform]
+  const harnessHome = resolveDshHome()
+  const runner = config.runner ?? defaultRunner()
+  const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner }
+
+  const store = new RulesStore(config.rulesFile, core)
+  const grants = new GrantStore({ ttlMs: config.sessionGrantTtlMs })
+  const asks = new Asks()
+  const ledger = createLedger(config)
+  const fence = new Fence({ platform, runner, enforce: config.enforce, scratchParent: harnessHome })
+  const protectedFiles = () => [...store.files(), config.auditFile]
+  const policyOf = (session) => {
+    const policy = ctx.get('sandboxPolicy')
+    if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
+    // No sandbox policy composed: nothing confines, so decide as full access.
+    return { mode: 'danger-full-access', workspaceRoot: canonical(session?.header?.cwd ?? process.cwd()) }
+  }
+
+  const decide = makeDecider({ core, host: fsHost(), store, fence, settings, policyOf, protectedFiles })
+  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported: platform !== undefined })
+  if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
+  fence.start()
+
+  ctx.effect(() => ctx.on('tools/pre-execute', gate.preExecute, { prepend: true }), 'dsh-allow: gate')
+  ctx.effect(() => ctx.tools.guard(gate.guard), 'dsh-allow: protected floor')
+  ctx.effect(() => ctx.on('tools/post-execute', gate.postExecute), 'dsh-allow: release one-shot grants')
+  ctx.effect(() => ctx.on('tools/result', gate.onResult), 'dsh-allow: settle calls')
+  ctx.effect(() => ctx.on('approval/request', approvalListener({ asks, grants, ledger }), { prepend: true }), 'dsh-allow: approvals')
+  ctx.effect(() => () => grants.clear(), 'dsh-allow: release waiters')
+
+  ctx.inject(['sandbox'], (sub) => {
+    const planner = makePlanner({
+      platform, fence, runner, seatbeltProfile: core.seatbeltProfile,
+      profileFor: (policy, command) => {
+        const load = store.load()
+        const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
+        return {
+          workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
+          rules: load.rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), commands: load.commands,
+        }
+      },
+    })
+    sub.effect(() => wrapConfine(sub.sandbox, planner), 'dsh-allow: confine')
+  })
+
+  ctx.inject(['commands'], (sub) => {
+    sub.effect(() => sub.commands.register(allowCommand({
+      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(),
+    })), 'dsh-allow: /allow')
+  })
+
+  // For answerers (the web card, tests): what a pending prompt names, and
+  // "Always allow" = store exactly those proposals, then answer allowed-once.
+  const api = {
+    version: () => core.version(),
+    status: () => ({ fence: fence.current(), rulesFile: store.file, rules: store.load() }),
+    pending: (callId) => snapshot(asks.get(callId)),
+    pendingAll: (sessionId) => asks.list(sessionId).map(snapshot),
+    alwaysAllow: async (callId) => {
+      const ask = asks.get(callId)
+      if (ask === undefined) throw new Error(`dsh-allow: no pending prompt for call ${callId}`)
+      let stored = []
+      await store.update(({ rules, commands }) => {
+        const merged = withProposals(rules, ask.proposals, core.newRuleId, new Date().toISOString())
+        stored = merged.stored
+        return stored.length === 0 ? undefined : { rules: merged.rules, commands }
+      })
+      ask.always = stored
+      return stored
+    },
+  }
+  ctx.effect(() => ctx.provide('dshAllow', api), 'dsh-allow: service')
+}
+
+function snapshot(ask) {
+  if (ask === undefined) return undefined
+  const { callId, sessionId, command, reason, cwd, mode, missing, proposals, unknown, state } = ask
+  return structuredClone({ callId, sessionId, command, reason, cwd, mode, missing, proposals, unknown, state })
+}

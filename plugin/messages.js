@@ -1,0 +1,86 @@
+// Everything `/allow` says, in English and Chinese, with the same keys in
+// both. `{name}` placeholders are filled by `say()`.
+
+export const MESSAGES = {
+  en: {
+    'list.empty': 'No stored rules. ({file})',
+    'list.header': 'Stored rules ({file}):',
+    'list.row': '{n}. {path}  {caps}  ({shape})',
+    'shape.folder': 'folder',
+    'shape.file': 'file',
+    'rules.error': 'The rules file cannot be used: {error}. It is left unchanged; until it is fixed every shell call asks.',
+    'rules.warning': 'Note: {warning}',
+    'status.header': 'dsh-allow {version}',
+    'status.rules': 'Rules file: {file} ({count} rules)',
+    'status.defaults': 'Defaults: in the workspace {workspace} read, write, create and execute are granted, delete is not; temp directories get all five; the rules file and audit log are never writable.',
+    'status.mode': 'Sandbox mode of this session: {mode}',
+    'status.fence': 'Kernel fence: {level} (enforce: {enforce}; runner: {runner})',
+    'status.fence.reason': 'Why: {reason}',
+    'status.cap': '  {cap}: {state} — {why}',
+    'state.kernel': 'in the kernel',
+    'state.gate': 'decision only',
+    'fence.pending': 'still probing',
+    'add.usage': 'Usage: /allow add <caps> <path> [file|folder]  (caps: read,write,create,delete,execute)',
+    'add.badcap': 'Unknown capability "{cap}" (read, write, create, delete, execute).',
+    'add.protected': '{path} is a protected path: no rule can open it.',
+    'add.done': 'Added rule {n}: {path}  {caps}  ({shape})',
+    'remove.usage': 'Usage: /allow remove <n>  (see /allow list)',
+    'remove.missing': 'There is no rule {n}.',
+    'remove.done': 'Removed rule {n}: {path}  {caps}',
+    'clear.done': 'Removed all {count} rules.',
+    'write.failed': 'Nothing was changed: {error}',
+    'usage': 'Usage: /allow [list] | status | add <caps> <path> [file|folder] | remove <n> | clear',
+  },
+  zh: {
+    'list.empty': '没有已存的规则。({file})',
+    'list.header': '已存的规则({file}):',
+    'list.row': '{n}. {path}  {caps}  ({shape})',
+    'shape.folder': '文件夹',
+    'shape.file': '文件',
+    'rules.error': '规则文件无法使用:{error}。文件保持原样;修好之前每次 shell 调用都会询问。',
+    'rules.warning': '注意:{warning}',
+    'status.header': 'dsh-allow {version}',
+    'status.rules': '规则文件:{file}({count} 条规则)',
+    'status.defaults': '默认权限:workspace {workspace} 内授予 read、write、create、execute,不授予 delete;临时目录五种全允许;规则文件与审计日志永远不可写。',
+    'status.mode': '本会话的沙箱模式:{mode}',
+    'status.fence': '内核围栏:{level}(enforce: {enforce};runner: {runner})',
+    'status.fence.reason': '原因:{reason}',
+    'status.cap': '  {cap}:{state} —— {why}',
+    'state.kernel': '内核强制',
+    'state.gate': '仅判定层',
+    'fence.pending': '仍在探测',
+    'add.usage': '用法:/allow add <能力> <路径> [file|folder](能力:read,write,create,delete,execute)',
+    'add.badcap': '未知能力「{cap}」(read、write、create、delete、execute)。',
+    'add.protected': '{path} 是受保护路径:任何规则都无法打开它。',
+    'add.done': '已添加规则 {n}:{path}  {caps}  ({shape})',
+    'remove.usage': '用法:/allow remove <编号>(见 /allow list)',
+    'remove.missing': '没有第 {n} 条规则。',
+    'remove.done': '已删除规则 {n}:{path}  {caps}',
+    'clear.done': '已删除全部 {count} 条规则。',
+    'write.failed': '没有做任何改动:{error}',
+    'usage': '用法:/allow [list] | status | add <能力> <路径> [file|folder] | remove <编号> | clear',
+  },
+}
+
+export function say(lang, key, values = {}) {
+  const text = MESSAGES[lang]?.[key] ?? MESSAGES.en[key] ?? key
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m))
+}
+
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/
+
+/**
+ * The user's language: Chinese when their own latest message (or the
+ * command itself) is written in it, else the locale, else English.
+ */
+export function languageOf(session, rawInput = '', env = process.env) {
+  if (CJK.test(rawInput)) return 'zh'
+  const events = session?.events ?? []
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const e = events[i]
+    if (e.type !== 'user/message' || e.data?.source?.kind !== 'user') continue
+    const text = (e.data.message?.content ?? e.data.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join(' ')
+    if (text.trim()) return CJK.test(text) ? 'zh' : 'en'
+  }
+  return /^zh/i.test(env.LC_ALL || env.LC_MESSAGES || env.LANG || '') ? 'zh' : 'en'
+}
