@@ -7,7 +7,7 @@
 // not expect) goes to the provider that was registered before us. Under
 // danger-full-access DSH never calls confine at all; the gate still applies.
 
-import { RUNNER_FAILURE_EXIT, RUNNER_FAILURE_PREFIX, runnerArgv } from './fence.js'
+import { RUNNER_FAILURE_EXITS, RUNNER_FAILURE_PREFIX, runnerArgv } from './fence.js'
 
 const SANDBOX_EXEC = '/usr/bin/sandbox-exec'
 
@@ -41,13 +41,13 @@ export function makePlanner({ platform, fence, runner, profileFor, seatbeltProfi
     if (status === undefined || status.level === 'off') return undefined
     if (policy?.mode !== 'read-only' && policy?.mode !== 'workspace-write') return undefined
     const command = argv.length === 3 && argv[0] === 'bash' && argv[1] === '-c' ? argv[2] : undefined
-    const profile = profileFor(policy, command)
+    const profile = profileFor(policy, command, status.level)
     if (platform === 'linux') {
       return {
         argv: runnerArgv(runner, profile, argv),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
         denialSignatures: ['permission denied', 'operation not permitted'],
-        runnerFailureRules: [{ allowedExitCodes: [RUNNER_FAILURE_EXIT], fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
+        runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
       }
     }
     if (platform === 'macos' && typeof seatbeltProfile === 'function') {

@@ -34,8 +34,11 @@ export function defaultRunner() {
   return join(here, '..', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
 }
 
-/** The exit code and stderr prefix of a runner that failed before running anything. */
-export const RUNNER_FAILURE_EXIT = 125
+/**
+ * Exit codes and stderr prefix of a runner that failed before running
+ * anything: 125 the ruleset could not be applied, 122 no usable Landlock.
+ */
+export const RUNNER_FAILURE_EXITS = [125, 122]
 export const RUNNER_FAILURE_PREFIX = 'dsh-allow run: '
 
 /** The argv that runs `argv` under the profile on Linux. */
@@ -48,7 +51,7 @@ export function runnerArgv(runner, profile, argv) {
  * a path the probe profile does not grant it, plus a control that must work.
  * Resolves to `{ level, capabilities, fenced: {cap: bool}, why }`.
  */
-export async function probeLinuxRunner({ runner, scratchParent }) {
+export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full' }) {
   if (!existsSync(runner)) return offStatus(`runner not found at ${runner}`)
   let root
   try {
@@ -65,7 +68,7 @@ export async function probeLinuxRunner({ runner, scratchParent }) {
     chmodSync(p('home', 'tool'), 0o755)
     const profile = {
       workspace: p('ws'), home: p('home'), harnessHome: p('harness'), platform: 'linux',
-      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], commands: [],
+      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce,
     }
     const q = (s) => `'${s.replaceAll("'", "'\\''")}'`
     const check = (cap, cmd) => `if ${cmd} >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
@@ -79,13 +82,15 @@ export async function probeLinuxRunner({ runner, scratchParent }) {
       check('readElsewhere', `cat ${q(p('elsewhere', 'plain'))}`),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
-    if (run.code === RUNNER_FAILURE_EXIT || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
+    if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
       return offStatus(`the runner failed: ${firstLine(run.stderr) || `exit ${run.code}`}`)
     }
     const seen = Object.fromEntries(run.stdout.split('\n').filter(Boolean).map((l) => l.split('=')))
     if (seen.control !== 'open') return offStatus(`the runner's control command failed (exit ${run.code}: ${firstLine(run.stderr)})`)
     const fenced = Object.fromEntries(ALL.map((c) => [c, seen[c] === 'fenced']))
-    const level = levelOf(fenced, seen.readElsewhere === 'fenced')
+    // What the probe saw, never more than the level the runner was asked for.
+    const seenLevel = levelOf(fenced, seen.readElsewhere === 'fenced')
+    const level = LEVELS[Math.min(LEVELS.indexOf(seenLevel), LEVELS.indexOf(enforce))]
     const why = Object.fromEntries(ALL.map((c) => [c, fenced[c] ? 'the kernel refused it in the probe' : 'the probe ran it unhindered']))
     const status = { level, capabilities: capabilitiesOf(level), fenced, why, enforcement: level === 'full' ? 'full' : 'partial' }
     // Probe files under a folder the baseline opens (a temp dir) prove nothing.
@@ -134,7 +139,7 @@ function spawnCollect(argv, { cwd, timeoutMs = 10_000 }) {
     child.stderr.on('data', (b) => { stderr += b })
     child.on('error', (error) => {
       clearTimeout(timer)
-      resolve({ code: RUNNER_FAILURE_EXIT, stdout, stderr: `${RUNNER_FAILURE_PREFIX}${error.message}` })
+      resolve({ code: RUNNER_FAILURE_EXITS[0], stdout, stderr: `${RUNNER_FAILURE_PREFIX}${error.message}` })
     })
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -171,9 +176,18 @@ export class Fence {
 
   async probe() {
     if (this.enforce === 'off') return offStatus('enforce: off in the dsh-allow config')
-    if (this.platform === 'linux') return applyEnforce(this.enforce, await probeLinuxRunner(this))
-    // macOS waits for the core's Seatbelt compiler and its probe.
-    return offStatus(`no kernel fence of dsh-allow's own on ${this.platform ?? process.platform} yet`)
+    if (this.platform !== 'linux') {
+      // macOS waits for the Seatbelt probe (the SBPL compiler is in the core).
+      return offStatus(`no kernel fence of dsh-allow's own on ${this.platform ?? process.platform} yet`)
+    }
+    // auto: the strongest level the runner applies and the probe confirms.
+    const wanted = this.enforce === 'auto' ? LEVELS.slice(1).reverse() : [this.enforce]
+    let last
+    for (const enforce of wanted) {
+      last = await probeLinuxRunner({ runner: this.runner, scratchParent: this.scratchParent, enforce })
+      if (last.level !== 'off') break
+    }
+    return applyEnforce(this.enforce, last)
   }
 
   ready() {

@@ -69,7 +69,8 @@ export function promptReason(decision, load) {
 export function refuseReason(decision) {
   const refused = (decision.effects ?? []).filter((e) => e.refused)
   const named = describeEffects(refused)
-  return `dsh-allow: refused ${named || 'this command'}${decision.reason ? ` — ${decision.reason}` : ''}. ` +
+  const why = (decision.reason ?? '').replace(/^refused:\s*/i, '').replace(/\.$/, '')
+  return `dsh-allow: refused ${named || 'this command'}${why ? ` — ${why}` : ''}. ` +
     'This is the permission policy, not an error: do not retry it with another command, tool or path; ' +
     'tell the user what was refused and let them decide.'
 }

@@ -64,12 +64,12 @@ export function apply(ctx, rawConfig) {
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
       platform, fence, runner, seatbeltProfile: core.seatbeltProfile,
-      profileFor: (policy, command) => {
-        const load = store.load()
+      // The runner's profile request (src/profile ProfileRequest).
+      profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: load.rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), commands: load.commands,
+          rules: store.load().rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
         }
       },
     })

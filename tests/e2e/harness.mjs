@@ -27,12 +27,13 @@ export function missingPrerequisite() {
   return undefined
 }
 
-/** The Linux runner shipped in pkg/, and whether it is more than the placeholder. */
+/** Whether the Linux runner shipped in pkg/ runs a command under a profile. */
 export function runnerWorks() {
   const runner = join(PKG, 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
   if (!existsSync(runner)) return false
-  const r = spawnSync(runner, ['run', '--profile-json', '{}', '--', '/bin/true'], { encoding: 'utf8' })
-  return r.status !== 125
+  const profile = { workspace: REPO, home: REPO, harnessHome: REPO, platform: 'linux', mode: 'workspace-write' }
+  const r = spawnSync(runner, ['run', '--profile-json', JSON.stringify(profile), '--', '/bin/true'], { encoding: 'utf8' })
+  return r.status === 0
 }
 
 /**
