@@ -153,3 +153,8 @@ pub fn read_fence_roots(platform: Platform) -> &'static [&'static str] {
         Platform::Linux => &["/home", "/root", "/mnt", "/media"],
     }
 }
+
+/// Devices every program reads and writes (terminals, the bit bucket). The
+/// decision ignores them as redirect targets; the fence opens them by name.
+pub const DEVICE_STREAMS: &[&str] =
+    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"];

@@ -17,6 +17,7 @@ pub mod fs_host;
 pub mod host;
 pub mod parse;
 pub mod paths;
+pub mod profile;
 pub mod resolve;
 pub mod rules;
 #[cfg(unix)]

@@ -17,6 +17,8 @@ fn main() -> ExitCode {
         Some("decide") => cmd_decide(),
         Some("explain") => cmd_explain(&args[1..]),
         Some("run") => dsh_allow_cli::run(&args[1..]),
+        Some("profile") => cmd_profile(&args[1..]),
+        Some("status") => cmd_status(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{}", USAGE);
             ExitCode::SUCCESS
@@ -33,7 +35,9 @@ const USAGE: &str = "usage:
   dsh-allow explain '<command>' [--cwd DIR] [--workspace DIR] [--home DIR] [--harness-home DIR]
                     [--rules FILE] [--mode read-only|workspace-write|danger-full-access]
                     [--platform linux|macos] [--fence read,write,create,delete,execute]
-  dsh-allow run --profile-json JSON -- PROGRAM [ARGS…]";
+  dsh-allow run --profile-json JSON [--enforce TIER] -- PROGRAM [ARGS…]
+  dsh-allow profile --profile-json JSON [--format plan|sbpl|landlock]
+  dsh-allow status --profile-json JSON      what the kernel enforces here, probed for real";
 
 fn cmd_decide() -> ExitCode {
     let mut input = String::new();
@@ -126,6 +130,62 @@ fn cmd_explain(args: &[String]) -> ExitCode {
     };
     let d = dsh_allow::decide::decide(&req, &FsHost::from_env());
     print!("{}", dsh_allow::explain::render(&req, &d));
+    ExitCode::SUCCESS
+}
+
+fn cmd_profile(args: &[String]) -> ExitCode {
+    let req = match dsh_allow::runner::read_request(args) {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let host = FsHost::from_env();
+    let plan = dsh_allow::profile::compile(&req, &host);
+    let format = args.iter().position(|a| a == "--format").and_then(|i| args.get(i + 1)).map(String::as_str);
+    match format {
+        Some("sbpl") => {
+            let sbpl = dsh_allow::profile::sbpl::render_for(&req, &plan, &host);
+            print!("{}", sbpl.text);
+            for (k, v) in &sbpl.params {
+                eprintln!("-D {k}={v}");
+            }
+        }
+        #[cfg(target_os = "linux")]
+        Some("landlock") => match dsh_allow::runner::linux::expand(&plan) {
+            Ok(rules) => {
+                for (path, caps) in rules {
+                    let names: Vec<&str> = caps.iter().flat_map(|c| dsh_allow::profile::landlock::rights(*c).iter().copied()).collect();
+                    println!("{path}\t{}", names.join("|"));
+                }
+            }
+            Err(e) => return usage_error(&e),
+        },
+        Some("plan") | None => println!("{}", serde_json::to_string_pretty(&plan).expect("plan serializes")),
+        Some(f) => return usage_error(&format!("--format: plan, sbpl or landlock, got {f:?}")),
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_status(args: &[String]) -> ExitCode {
+    let req = match dsh_allow::runner::read_request(args) {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let plan = dsh_allow::profile::compile(&req, &FsHost::from_env());
+    let mut status = dsh_allow::runner::status(&plan);
+    // The real probe: the fenced process tree must start at all.
+    let me = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "dsh-allow".into());
+    let json = serde_json::to_string(&req).expect("request serializes");
+    let out = std::process::Command::new(&me)
+        .args(["run", "--profile-json", &json, "--", "/bin/sh", "-c", "exit 0"])
+        .output();
+    let started = matches!(&out, Ok(o) if o.status.success());
+    status["shellStarts"] = serde_json::Value::Bool(started);
+    if let Ok(o) = &out {
+        if !o.status.success() {
+            status["probeError"] = serde_json::Value::String(String::from_utf8_lossy(&o.stderr).trim().to_string());
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&status).expect("status serializes"));
     ExitCode::SUCCESS
 }
 

@@ -1,0 +1,228 @@
+//! Rules → the fence the kernel enforces.
+//!
+//! The same [`Policy`] the decision reads is compiled into a [`FencePlan`]:
+//! per capability, the roots the kernel opens, each with the paths inside it
+//! that must stay shut (Landlock only grants, so a shut path inside an open
+//! root is compiled around by the runner). [`sbpl`] renders the plan for
+//! Seatbelt, [`landlock`] maps it to Landlock access rights.
+
+pub mod landlock;
+pub mod sbpl;
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::{Mode, Platform};
+use crate::baseline;
+use crate::capability::Capability;
+use crate::host::{Host, Memo, PathKind};
+use crate::paths;
+use crate::resolve::{Policy, PolicyInput, Spellings};
+use crate::rules::Rule;
+
+/// How much of the policy the kernel carries (the spec's 层级 table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Enforce {
+    /// Every read is fenced; rules re-open.
+    Full,
+    /// write/create/delete/execute, and reads of the user data areas.
+    Guarded,
+    /// write/create/delete/execute.
+    Process,
+    /// write/create/delete only.
+    Writes,
+    Off,
+}
+
+impl Enforce {
+    pub const ORDER: [Enforce; 4] = [Enforce::Full, Enforce::Guarded, Enforce::Process, Enforce::Writes];
+
+    /// The capabilities the kernel stands behind at this tier, as the
+    /// decision's `fence` input. Guarded counts as all five: what it leaves
+    /// readable is outside the user data areas.
+    pub fn fenced(self) -> Vec<Capability> {
+        use Capability::*;
+        match self {
+            Enforce::Full | Enforce::Guarded => Capability::ALL.to_vec(),
+            Enforce::Process => vec![Write, Create, Delete, Execute],
+            Enforce::Writes => vec![Write, Create, Delete],
+            Enforce::Off => Vec::new(),
+        }
+    }
+}
+
+/// Everything the profile of one call is compiled from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfileRequest {
+    pub workspace: String,
+    pub home: String,
+    pub harness_home: String,
+    pub platform: Platform,
+    pub mode: Mode,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// This call's one-shot grants (and a matched command grant's roots).
+    #[serde(default)]
+    pub grants: Vec<Rule>,
+    #[serde(default)]
+    pub protected_files: Vec<String>,
+    #[serde(default = "full")]
+    pub enforce: Enforce,
+}
+
+fn full() -> Enforce {
+    Enforce::Full
+}
+
+/// One root the kernel opens for some capabilities, minus what must stay shut.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FenceGrant {
+    pub path: String,
+    pub access: Vec<Capability>,
+    /// Paths strictly inside `path` that these capabilities must not reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FencePlan {
+    pub enforce: Enforce,
+    /// The capabilities the kernel refuses unless a grant opens them.
+    pub handled: Vec<Capability>,
+    pub grants: Vec<FenceGrant>,
+    /// What the kernel cannot carry as precisely as the decision, in words.
+    pub notes: Vec<String>,
+}
+
+pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
+    let memo = Memo::new(host);
+    let host: &dyn Host = &memo;
+    if req.mode == Mode::DangerFullAccess || req.enforce == Enforce::Off {
+        return FencePlan { enforce: Enforce::Off, handled: Vec::new(), grants: Vec::new(), notes: Vec::new() };
+    }
+    let policy = Policy::new(
+        &PolicyInput {
+            platform: req.platform,
+            mode: req.mode,
+            home: &req.home,
+            workspace: &req.workspace,
+            harness_home: &req.harness_home,
+            rules: &req.rules,
+            grants: &req.grants,
+            protected_files: &req.protected_files,
+        },
+        host,
+    );
+    let handled = handled(req.enforce);
+    let mut notes = Vec::new();
+
+    // Every root any tier names, in its real spelling: these are the only
+    // places where the answer can change.
+    let mut roots: Vec<(String, bool)> = Vec::new();
+    let mut add = |s: &Spellings, recursive: bool| {
+        let real = s.real().to_string();
+        if !roots.iter().any(|(r, _)| r == &real) {
+            roots.push((real, recursive));
+        }
+    };
+    for p in &policy.explicit {
+        add(&p.roots, p.recursive);
+    }
+    for (p, _) in &policy.baseline {
+        add(&p.roots, p.recursive);
+    }
+    for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials) {
+        add(s, true);
+    }
+    for f in &policy.protected_files {
+        add(&Spellings::of(paths::parent(f.real()), host), true);
+    }
+
+    let mut grants: Vec<FenceGrant> = Vec::new();
+    let mut push = |path: String, cap: Capability, except: Vec<String>| {
+        match grants.iter_mut().find(|g| g.path == path && g.except == except) {
+            Some(g) if !g.access.contains(&cap) => g.access.push(cap),
+            Some(_) => {}
+            None => grants.push(FenceGrant { path, access: vec![cap], except }),
+        }
+    };
+
+    for &cap in &handled {
+        for (root, recursive) in &roots {
+            let here = Spellings(vec![root.clone()]);
+            if !policy.resolve(&here, cap).granted {
+                continue;
+            }
+            if !recursive && host.kind(root) == PathKind::Dir && cap != Capability::Execute {
+                notes.push(format!(
+                    "{} on the folder {root} alone (not its contents) cannot be fenced by path: the kernel leaves it shut",
+                    cap.as_str()
+                ));
+                continue;
+            }
+            let except = shut_inside(&policy, root, cap, &roots);
+            push(root.clone(), cap, except);
+        }
+    }
+
+    // Guarded: reads stay open outside the user data areas.
+    if req.enforce == Enforce::Guarded {
+        let shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
+        push("/".into(), Capability::Read, shut);
+    }
+
+    // Devices every program writes to; reserved for rules, fixed here.
+    for d in baseline::DEVICE_STREAMS {
+        for cap in [Capability::Read, Capability::Write] {
+            if handled.contains(&cap) {
+                push(d.to_string(), cap, Vec::new());
+            }
+        }
+    }
+
+    for f in &policy.protected_files {
+        let dir = paths::parent(f.real());
+        if grants.iter().any(|g| g.except.iter().any(|e| e == f.real()) && g.access.iter().any(|c| c.mutates())) {
+            notes.push(format!(
+                "{dir} holds the permission store: its other entries stay open, but nothing new can be made directly in it"
+            ));
+        }
+    }
+    if req.platform == Platform::Linux {
+        notes.extend(landlock::degrade_notes());
+    }
+    notes.dedup();
+    FencePlan { enforce: req.enforce, handled, grants, notes }
+}
+
+/// The roots strictly inside `root` that `cap` must not reach.
+fn shut_inside(policy: &Policy, root: &str, cap: Capability, roots: &[(String, bool)]) -> Vec<String> {
+    let mut shut: Vec<String> = roots
+        .iter()
+        .filter(|(d, _)| d != root && paths::within(d, root))
+        .filter(|(d, _)| !policy.resolve(&Spellings(vec![d.clone()]), cap).granted)
+        .map(|(d, _)| d.clone())
+        .collect();
+    shut.sort();
+    // Keep only the outermost: a shut folder already shuts what it holds.
+    let mut outer: Vec<String> = Vec::new();
+    for d in shut {
+        if !outer.iter().any(|o| paths::within(&d, o)) {
+            outer.push(d);
+        }
+    }
+    outer
+}
+
+fn handled(enforce: Enforce) -> Vec<Capability> {
+    use Capability::*;
+    match enforce {
+        Enforce::Full | Enforce::Guarded => Capability::ALL.to_vec(),
+        Enforce::Process => vec![Write, Create, Delete, Execute],
+        Enforce::Writes => vec![Write, Create, Delete],
+        Enforce::Off => Vec::new(),
+    }
+}

@@ -1,0 +1,137 @@
+//! The fence plan as Seatbelt profile text (applied with
+//! `/usr/bin/sandbox-exec -p <text> -D P0=/path … -- argv`).
+//!
+//! Paths go in as parameters, never spliced into the text. Two Seatbelt facts
+//! shape the order (spec, measured by its authors): a wildcard deny loses to
+//! a specific allow, so every deny names its operations; and for the same
+//! operation the later rule wins, so grants go from shallow to deep, each
+//! followed by the denials inside it, and the permission store comes last.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Enforce, FencePlan};
+use crate::baseline;
+use crate::capability::Capability;
+use crate::paths;
+
+const FIXED: &str = include_str!("seatbelt-base.sbpl");
+
+/// The SBPL operations a capability maps to.
+pub fn operations(cap: Capability) -> &'static [&'static str] {
+    match cap {
+        // file-read-metadata stays allowed, or no path could be resolved.
+        Capability::Read => &["file-read-data"],
+        Capability::Write => &[
+            "file-write-data",
+            "file-write-xattr",
+            "file-write-mode",
+            "file-write-flags",
+            "file-write-owner",
+            "file-write-times",
+        ],
+        Capability::Create => &["file-write-create"],
+        Capability::Delete => &["file-write-unlink"],
+        Capability::Execute => &["process-exec"],
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sbpl {
+    pub text: String,
+    /// `-D NAME=value` pairs, in order.
+    pub params: Vec<(String, String)>,
+}
+
+impl Sbpl {
+    /// The argv that runs `argv` under this profile.
+    pub fn argv(&self, argv: &[String]) -> Vec<String> {
+        let mut out = vec!["/usr/bin/sandbox-exec".to_string(), "-p".into(), self.text.clone()];
+        for (k, v) in &self.params {
+            out.push("-D".into());
+            out.push(format!("{k}={v}"));
+        }
+        out.extend(argv.iter().cloned());
+        out
+    }
+}
+
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn of(&mut self, path: &str) -> String {
+        let i = match self.0.iter().position(|(_, v)| v == path) {
+            Some(i) => i,
+            None => {
+                self.0.push((format!("P{}", self.0.len()), path.to_string()));
+                self.0.len() - 1
+            }
+        };
+        format!("(param \"P{i}\")")
+    }
+}
+
+/// `written` is every spelling of each plan path (real first, as written second),
+/// so a rule matches whichever name the kernel resolved.
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String]) -> Sbpl {
+    let mut params = Params(Vec::new());
+    let mut t = String::from(FIXED);
+    if plan.enforce == Enforce::Off {
+        t.push_str("; enforce: off — nothing is fenced\n");
+        return Sbpl { text: t, params: params.0 };
+    }
+    t.push_str(&format!("; enforce: {:?}\n", plan.enforce).to_lowercase());
+    t.push_str("; 1. fence: every fenced operation is denied first\n");
+    for &cap in &plan.handled {
+        if cap == Capability::Read && plan.enforce == Enforce::Guarded {
+            // The guarded read fence: user data areas first, rules re-open.
+            for root in baseline::read_fence_roots(crate::api::Platform::Macos) {
+                t.push_str(&format!("(deny file-read-data (subpath {}))\n", params.of(root)));
+            }
+            continue;
+        }
+        t.push_str(&format!("(deny {})\n", operations(cap).join(" ")));
+    }
+
+    t.push_str("; 2. grants, shallow to deep, each followed by what stays shut inside it\n");
+    let mut grants = plan.grants.clone();
+    grants.sort_by_key(|g| (paths::depth(&g.path), g.path.clone()));
+    for g in &grants {
+        let ops: Vec<&str> = g.access.iter().flat_map(|c| operations(*c).iter().copied()).collect();
+        let filters: Vec<String> = spellings(&g.path).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
+        t.push_str(&format!("(allow {} {})\n", ops.join(" "), filters.join(" ")));
+        for x in &g.except {
+            let filters: Vec<String> = spellings(x).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
+            t.push_str(&format!("(deny {} {})\n", ops.join(" "), filters.join(" ")));
+        }
+    }
+
+    t.push_str("; 3. the permission store, operation by operation, after every grant\n");
+    for f in protected_files {
+        for p in spellings(f) {
+            let file = params.of(&p);
+            for cap in [Capability::Write, Capability::Create, Capability::Delete] {
+                t.push_str(&format!("(deny {} (literal {file}))\n", operations(cap).join(" ")));
+            }
+            let dir = params.of(paths::parent(&p));
+            t.push_str(&format!("(deny file-write-unlink (literal {dir}))\n"));
+        }
+    }
+    Sbpl { text: t, params: params.0 }
+}
+
+/// Render with both spellings of every path from `host`.
+pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crate::host::Host) -> Sbpl {
+    let home = paths::normalize(&req.home);
+    let spell = |p: &str| -> Vec<String> {
+        let written = paths::normalize(p);
+        let real = host.canonical(&written);
+        if real == written {
+            vec![written]
+        } else {
+            vec![real, written]
+        }
+    };
+    let protected: Vec<String> = req.protected_files.iter().map(|p| paths::absolute("/", p, &home)).collect();
+    render(plan, &spell, &protected)
+}
