@@ -83,7 +83,8 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
   const record = (exec, d, outcome, extra = {}) => ledger.append({
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
-    effects: d?.decision?.effects, missing: d?.decision?.missing, ...extra,
+    effects: d?.decision?.effects, missing: d?.decision?.missing, reason: d?.decision?.reason,
+    rulesError: d?.load?.error, ...extra,
   })
 
   async function preExecute(exec, next) {

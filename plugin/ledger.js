@@ -1,10 +1,13 @@
 // The audit ledger seam. Every decision and every human answer is handed to
-// `append(record)`; the NDJSON ledger itself (redaction, O_APPEND writes, the
-// Approvals tab's tail reader) arrives with issue 6. Until then this drops
-// records, so wiring and tests can already rely on the call sites.
+// `append(record)`. The NDJSON ledger itself (redaction, O_APPEND writes, the
+// Approvals tab's tail reader) arrives with issue 6; until then records are
+// only published as the Cordis event `dsh-allow/decided`, so observers (the
+// demo, tests) can already see who decided each call.
 
-export function createLedger(_config) {
+export function createLedger(_config, { publish } = {}) {
   return {
-    append(_record) {},
+    append(record) {
+      publish?.(record)
+    },
   }
 }

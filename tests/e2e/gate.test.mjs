@@ -52,6 +52,15 @@ describe('dsh-allow in a real DSH process', { skip: missing }, () => {
     assert.equal(rules.length, 1, run.rulesText)
     assert.equal(rules[0].path, join(world.ws, 'build2'))
     assert.deepEqual(rules[0].access, { delete: true })
+
+    // Who decided: the baseline for the workspace read, the stored rule for the last delete.
+    const decided = (command) => run.answerer.filter((x) => x.kind === 'decided' && x.record.command === command).map((x) => x.record)
+    const [read] = decided('cat README.md')
+    assert.equal(read.decision, 'allow')
+    assert.ok(read.effects.some((e) => e.path === join(world.ws, 'README.md') && e.capability === 'read' && e.tier === 'baseline'), JSON.stringify(read.effects))
+    const [again] = decided('mkdir build2 && rm -rf build2')
+    assert.equal(again.decision, 'allow')
+    assert.ok(again.effects.some((e) => e.capability === 'delete' && e.tier === 'rule' && e.ruleId === rules[0].id), JSON.stringify(again.effects))
   })
 
   test('Allow once is not remembered: the same delete asks again in the next session', async () => {

