@@ -18,7 +18,7 @@ examples=(
   'echo x > ~/.dsh/dsh-allow.json'
 )
 for cmd in "${examples[@]}"; do
-  printf '\n$ dsh-allow explain %q\n' "$cmd"
+  printf "\n$ dsh-allow explain '%s'\n" "$cmd"
   "$BIN" explain "$cmd" --platform macos --home /Users/me \
     --cwd /Users/me/project --workspace /Users/me/project
 done
