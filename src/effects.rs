@@ -38,6 +38,9 @@ pub struct Analysis {
 const MAX_SHELL_DEPTH: usize = 3;
 
 pub struct Context<'a> {
+    /// Landlock checks opening a just-created file for writing on its own,
+    /// so on Linux filling a new file needs write as well as create.
+    pub fill_needs_write: bool,
     pub cwd: &'a str,
     pub home: &'a str,
     pub host: &'a dyn Host,
@@ -365,6 +368,19 @@ impl Sink<'_, '_> {
         }
     }
 
+    /// A file opened for writing: written if it exists, created (and, where
+    /// the kernel checks the open separately, also written) if not.
+    fn fill(&mut self, arg: &Arg) {
+        let before = self.out.effects.len();
+        self.path_with(arg, create_or_write);
+        if self.cx.fill_needs_write {
+            let made: Vec<Effect> = self.out.effects[before..].iter().filter(|e| e.capability == Create).cloned().collect();
+            for e in made {
+                self.out.effects.push(Effect { path: e.path, capability: Write });
+            }
+        }
+    }
+
     fn computed(&mut self, cap: Capability, reason: String) {
         let scope = self.dirs().cloned().unwrap_or_default();
         self.out.unseen.push(Unseen::Computed { capability: cap, scope, reason });
@@ -411,10 +427,10 @@ fn redirection(r: &parse::Redirect, cwd: &Cwd, cx: &Context, out: &mut Analysis)
     match r.op {
         RedirectOp::Duplicate => {}
         RedirectOp::Read => sink.path(&r.target, Read),
-        RedirectOp::Truncate | RedirectOp::Append => sink.path_with(&r.target, create_or_write),
+        RedirectOp::Truncate | RedirectOp::Append => sink.fill(&r.target),
         RedirectOp::ReadWrite => {
             sink.path(&r.target, Read);
-            sink.path_with(&r.target, create_or_write);
+            sink.fill(&r.target);
         }
     }
 }
@@ -572,7 +588,12 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 }
             }
             for op in ops {
-                sink.path_with(op, create_or_write);
+                // touch makes an empty file; tee and truncate fill theirs.
+                if name == "touch" {
+                    sink.path_with(op, create_or_write);
+                } else {
+                    sink.fill(op);
+                }
             }
         }
         Role::WriteAfterFirst => {
@@ -634,7 +655,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Sort => {
             for v in s.values(&["-o", "--output"]) {
                 if let Some(p) = option_value("--output", v) {
-                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    sink.fill(&Arg::Literal(p.to_string()));
                 }
             }
             for op in ops {
@@ -646,7 +667,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 sink.path(i, Read);
             }
             if let Some(o) = ops.get(1) {
-                sink.path_with(o, create_or_write);
+                sink.fill(o);
             }
         }
         Role::Copy | Role::Move | Role::Link => transfer(role, s, sink),
@@ -672,7 +693,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                     if let Some(p) = t.strip_prefix("if=") {
                         sink.path(&Arg::Literal(p.to_string()), Read);
                     } else if let Some(p) = t.strip_prefix("of=") {
-                        sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                        sink.fill(&Arg::Literal(p.to_string()));
                     }
                 } else if op.text().starts_with("if=") {
                     sink.computed(Read, format!("`{}` is computed", op.text()));
@@ -684,12 +705,12 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Curl => {
             for v in s.values(&["-o", "--output"]) {
                 if let Some(p) = option_value("--output", v) {
-                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    sink.fill(&Arg::Literal(p.to_string()));
                 }
             }
             for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr"]) {
                 if let Some(p) = option_value("--cookie-jar", v).filter(|p| *p != "-") {
-                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    sink.fill(&Arg::Literal(p.to_string()));
                 }
             }
             for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
@@ -713,7 +734,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                                 Some(Arg::Literal(d)) => format!("{d}/{f}"),
                                 _ => f.to_string(),
                             };
-                            sink.path_with(&Arg::Literal(p), create_or_write);
+                            sink.fill(&Arg::Literal(p));
                         }
                         None => sink.unknown_names_in(dir.as_ref(), &[Create, Write], "curl -O names the file after the URL"),
                     }
@@ -725,12 +746,12 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             for v in s.values(&["-O", "--output-document"]) {
                 named = true;
                 if let Some(p) = option_value("--output-document", v).filter(|p| *p != "-") {
-                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    sink.fill(&Arg::Literal(p.to_string()));
                 }
             }
             for v in s.values(&["-o", "--output-file", "-a", "--append-output"]) {
                 if let Some(p) = option_value("--output-file", v) {
-                    sink.path_with(&Arg::Literal(p.to_string()), create_or_write);
+                    sink.fill(&Arg::Literal(p.to_string()));
                 }
             }
             for v in s.values(&["-i", "--input-file"]) {
@@ -755,7 +776,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Zip => {
             let Some(archive) = ops.first() else { return };
-            sink.path_with(archive, create_or_write);
+            sink.fill(archive);
             for op in &ops[1..] {
                 sink.path(op, Read);
             }
@@ -781,7 +802,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                     } else {
                         format!("{f}{suffix}")
                     };
-                    sink.path_with(&Arg::Literal(other), create_or_write);
+                    sink.fill(&Arg::Literal(other));
                 } else {
                     sink.computed(Create, format!("`{}` is computed", op.text()));
                 }
@@ -866,14 +887,17 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
                         Some(sname) => {
                             let leaf = paths::file_name(sname.trim_end_matches('/'));
                             let p = format!("{}/{}", d.trim_end_matches('/'), leaf);
-                            let cap = if role == Role::Link { |_: &str, _| Create } else { create_or_write as fn(&str, PathKind) -> Capability };
-                            sink.path_with(&Arg::Literal(p), cap);
+                            if role != Role::Copy {
+                                sink.path(&Arg::Literal(p), Create);
+                            } else {
+                                sink.fill(&Arg::Literal(p));
+                            }
                         }
                         None => sink.unknown_names_in(Some(&dest), &[Create, Write], "the names copied in are computed"),
                     }
                 }
             } else if role == Role::Copy {
-                sink.path_with(&dest, create_or_write);
+                sink.fill(&dest);
             } else {
                 sink.path(&dest, Create);
                 if role == Role::Move {
@@ -917,7 +941,7 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     let dir = s.values(&["-C", "--directory"]).first().and_then(|v| option_value("--directory", v)).map(|d| Arg::Literal(d.to_string()));
     if create || append {
         if let Some(a) = &archive {
-            sink.path_with(a, create_or_write);
+            sink.fill(a);
         }
         let base_cwd;
         let members_cwd = match (&dir, sink.cwd.0.as_ref()) {
@@ -985,7 +1009,7 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
             }
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 if let Some(f) = args.get(i) {
-                    sink.path_with(f, create_or_write);
+                    sink.fill(f);
                 }
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
@@ -1034,7 +1058,7 @@ fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
             for d in dirs {
                 match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
                     Ok(items) => {
-                        let inner_cx = Context { cwd: &d, home: sink.cx.home, host: sink.cx.host };
+                        let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, host: sink.cx.host };
                         let a = analyse(&items, &inner_cx, depth + 1);
                         sink.out.effects.extend(a.effects);
                         sink.out.unseen.extend(a.unseen);
