@@ -71,7 +71,7 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce,
     }
     const q = (s) => `'${s.replaceAll("'", "'\\''")}'`
-    const check = (cap, cmd) => `if ${cmd} >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
+    const check = (cap, cmd) => `if { ${cmd}; } >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
     const script = [
       check('control', `cat ${q(p('ws', 'readable'))} && : > ${q(p('ws', 'made'))}`),
       check('read', `cat ${q(p('home', 'secret'))}`),
