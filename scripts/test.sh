@@ -61,7 +61,8 @@ fi
 run build bash scripts/build.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
 
 # --- native -------------------------------------------------------------------
-run cargo-test flock "$LOCK" cargo test
+# --no-fail-fast: one failing test binary must not hide the others.
+run cargo-test flock "$LOCK" cargo test --no-fail-fast
 
 # --- the core in headless Chromium --------------------------------------------
 if [ -f web-tests/web.rs ] && grep -q '^name = "web"' Cargo.toml; then
