@@ -38,7 +38,8 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   log "apt-get install ${missing[*]}"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # With recommends, as in the verified recipe (toolchain.md).
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 else
   log "Debian packages present"
 fi
