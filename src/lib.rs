@@ -15,6 +15,8 @@ pub mod explain;
 #[cfg(unix)]
 pub mod fs_host;
 pub mod host;
+pub mod ledger;
+pub mod mode;
 pub mod parse;
 pub mod paths;
 pub mod profile;

@@ -82,6 +82,46 @@ pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError
     Ok(crate::rules::render_rules_file(&rules, &commands))
 }
 
+/// `compileProfile(request, host?)`: the fence plan and its Seatbelt text.
+#[wasm_bindgen(js_name = compileProfile)]
+pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
+    let request: crate::profile::ProfileRequest = from_js(request, "profile request")?;
+    let js_host;
+    let host: &dyn Host = if host.is_undefined() || host.is_null() {
+        &LexicalHost
+    } else {
+        js_host = JsHost::from(&host)?;
+        &js_host
+    };
+    let plan = crate::profile::compile(&request, host);
+    let sbpl = crate::profile::sbpl::render_for(&request, &plan, host);
+    to_js(&serde_json::json!({ "plan": plan, "sbpl": sbpl }))
+}
+
+/// `foldLedger(text, {sessionId?, limit?, baseline?})`: one row per call.
+#[wasm_bindgen(js_name = foldLedger)]
+pub fn fold_ledger(text: &str, options: JsValue) -> Result<JsValue, JsError> {
+    let options: crate::ledger::FoldOptions =
+        if options.is_undefined() || options.is_null() { Default::default() } else { from_js(options, "fold options")? };
+    to_js(&crate::ledger::fold(text, &options))
+}
+
+/// `redact(command)`: secrets replaced before anything is written.
+#[wasm_bindgen]
+pub fn redact(text: &str) -> String {
+    crate::ledger::redact(text)
+}
+
+/// `resolveMode(events, explicit?, defaultMode)` per dsh-sandbox-policy.
+#[wasm_bindgen(js_name = resolveMode)]
+pub fn resolve_mode(events: JsValue, explicit: JsValue, default_mode: JsValue) -> Result<JsValue, JsError> {
+    let events: Vec<crate::mode::SessionEvent> = from_js(events, "events")?;
+    let explicit: Option<crate::api::Mode> =
+        if explicit.is_undefined() || explicit.is_null() { None } else { Some(from_js(explicit, "explicit mode")?) };
+    let default_mode: crate::api::Mode = from_js(default_mode, "default mode")?;
+    to_js(&crate::mode::resolve_mode(&events, explicit, default_mode))
+}
+
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
