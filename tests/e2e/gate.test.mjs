@@ -245,5 +245,6 @@ describe('dsh-allow with the Landlock runner', { skip: missing ?? (kernel ? fals
     const run = await runDsh(world, { script: [bash(`python3 -c 'print(open("${key}").read())'`)], answers: ['once'] })
     const [r] = results(run)
     assert.doesNotMatch(r.text, /OPENSSH/)
+    assert.match(r.text, /PermissionError|Permission denied/, JSON.stringify(r))
   })
 })

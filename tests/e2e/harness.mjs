@@ -79,7 +79,9 @@ export function makeWorld(label, { allowConfig } = {}) {
 
 export function envOf(world, mode = 'workspace-write', extra = {}) {
   return {
-    PATH: `${NODE_BIN}:${process.env.PATH}`,
+    // System programs only: tool shims under the developer's real home
+    // (pyenv, cargo) are outside the fixture home the baseline opens.
+    PATH: `${NODE_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
     HOME: world.home,
     DSH_HOME: world.dshHome,
     DSH_PERMISSION_MODE: mode,
