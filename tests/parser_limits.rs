@@ -1,0 +1,71 @@
+//! Bad input gets a clear answer and is never allowed: over-long lines,
+//! unparsable text, NUL bytes, deep nesting; and arbitrary text never panics.
+
+use dsh_allow::api::{DecideRequest, Mode, Outcome, Platform};
+use dsh_allow::decide::decide;
+use dsh_allow::host::LexicalHost;
+use proptest::prelude::*;
+
+fn req(command: &str) -> DecideRequest {
+    DecideRequest {
+        command: command.into(),
+        cwd: "/w".into(),
+        workspace: "/w".into(),
+        home: "/h".into(),
+        harness_home: "/h/.dsh".into(),
+        platform: Platform::Linux,
+        mode: Mode::WorkspaceWrite,
+        rules: vec![],
+        grants: vec![],
+        commands: vec![],
+        protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
+        fence: dsh_allow::capability::Capability::ALL.to_vec(),
+    }
+}
+
+#[test]
+fn commands_over_64_kib_are_refused_with_a_clear_reason() {
+    let long = format!("echo {}", "a".repeat(64 * 1024));
+    let d = decide(&req(&long), &LexicalHost);
+    assert_eq!(d.decision, Outcome::Refuse);
+    assert!(d.reason.contains("64 KiB"), "{}", d.reason);
+}
+
+#[test]
+fn a_nul_byte_is_refused() {
+    assert_eq!(decide(&req("cat a\0b"), &LexicalHost).decision, Outcome::Refuse);
+}
+
+#[test]
+fn nesting_deeper_than_the_walker_reads_is_refused_not_overflowed() {
+    let deep = format!("{}echo x{}", "( ".repeat(5000), " )".repeat(5000));
+    assert_eq!(decide(&req(&deep), &LexicalHost).decision, Outcome::Refuse);
+}
+
+fn grammar_rejects(text: &str) -> bool {
+    let mut p = tree_sitter::Parser::new();
+    p.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
+    p.parse(text, None).map(|t| t.root_node().has_error()).unwrap_or(true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Arbitrary text never panics, and text the grammar rejects is never allowed.
+    #[test]
+    fn arbitrary_text_never_panics_and_rejected_text_is_never_allowed(text in "\\PC{0,200}") {
+        let d = decide(&req(&text), &LexicalHost);
+        if grammar_rejects(&text) {
+            prop_assert_ne!(d.decision, Outcome::Allow);
+        }
+    }
+
+    /// Shell-shaped text (the characters that matter to the grammar).
+    #[test]
+    fn shell_shaped_text_never_panics(text in "[a-z ./~$'\"(){};&|<>*?\\[\\]=`\\\\#\n-]{0,120}") {
+        let d = decide(&req(&text), &LexicalHost);
+        if grammar_rejects(&text) {
+            prop_assert_ne!(d.decision, Outcome::Allow);
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Folding vectors shared by the native and the browser suites.
+
+use dsh_allow::ledger::{fold, FoldOptions};
+
+fn line(v: serde_json::Value) -> String {
+    let mut s = v.to_string();
+    s.push('\n');
+    s
+}
+
+fn decision(session: &str, call: &str, decision: &str, source: &str, command: &str) -> String {
+    line(serde_json::json!({"dshAllow": 1, "kind": "decision", "time": format!("t-{call}"), "sessionId": session,
+        "callId": call, "tool": "bash", "command": command, "cwd": "/w", "mode": "workspace-write",
+        "decision": decision, "source": source, "missing": [{"path": "/w/build", "capability": "delete"}]}))
+}
+
+fn answer(session: &str, call: &str, action: &str) -> String {
+    line(serde_json::json!({"dshAllow": 1, "kind": "answer", "sessionId": session, "callId": call, "action": action,
+        "stored": if action == "always-allow" { serde_json::json!([{"path": "/w/build", "access": {"delete": true}}]) } else { serde_json::json!([]) }}))
+}
+
+/// Each check returns a description of what went wrong, if anything.
+pub fn checks() -> Vec<(&'static str, Option<String>)> {
+    let mut out = Vec::new();
+    let all = FoldOptions { session_id: Some("s1".into()), limit: None, baseline: true };
+
+    let text = decision("s1", "c1", "prompt", "policy", "rm -rf build") + &answer("s1", "c1", "always-allow");
+    let f = fold(&text, &all);
+    out.push(("a_prompt_and_the_human_answer_fold_into_one_human_row", (|| {
+        let [r] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
+        (r.source != "human" || r.outcome != "allowed" || r.action.as_deref() != Some("always-allow") || r.stored.len() != 1)
+            .then(|| format!("{r:?}"))
+    })()));
+
+    let text = decision("s1", "a", "allow", "baseline", "cat x") + &decision("s1", "b", "prompt", "policy", "rm b")
+        + &decision("s1", "c", "refuse", "policy", "cat ~/.ssh/id") + &answer("s1", "b", "deny")
+        + &decision("s1", "a", "allow", "baseline", "cat x");
+    let f = fold(&text, &all);
+    let order: Vec<&str> = f.rows.iter().map(|r| r.call_id.as_str()).collect();
+    out.push(("rows_keep_the_order_of_first_appearance", (order != ["a", "b", "c"]).then(|| format!("{order:?}"))));
+    out.push(("a_denied_prompt_is_a_human_denial", (f.rows.get(1).map(|r| (r.outcome.as_str(), r.source.as_str())) != Some(("denied", "human"))).then(|| format!("{:?}", f.rows.get(1)))));
+
+    let hidden = fold(&text, &FoldOptions { session_id: Some("s1".into()), limit: None, baseline: false });
+    out.push(("default_allows_are_hidden_until_asked_for", (hidden.rows.len() != 2 || hidden.hidden_baseline != 1).then(|| format!("{} rows, {} hidden", hidden.rows.len(), hidden.hidden_baseline))));
+
+    let text = String::from("not json\n{\"dshAllow\":1,\"kind\":\"decision\",\"callId\":\"x\",\"decision\":\"allow\"}\n{\"foreign\":true}\n")
+        + "{\"dshAllow\":1,\"kind\":\"answer\",\"sessionId\":\"s1\",\"callId\":\"nobody\",\"action\":\"deny\"}\n"
+        + &decision("s1", "ok", "allow", "rule", "rm x") + "{\"dshAllow\":1,\"kind\":\"decis";
+    let f = fold(&text, &all);
+    out.push(("broken_foreign_and_sessionless_lines_are_skipped_not_fatal", (f.rows.len() != 1 || f.skipped != 5).then(|| format!("{} rows, {} skipped", f.rows.len(), f.skipped))));
+
+    let text = decision("s1", "mine", "allow", "rule", "x") + &decision("s2", "theirs", "allow", "rule", "y");
+    let f = fold(&text, &all);
+    out.push(("only_the_asked_session_is_folded", (f.rows.len() != 1 || f.rows[0].call_id != "mine").then(|| format!("{:?}", f.rows))));
+
+    let mut text = String::new();
+    for i in 0..700 {
+        text += &decision("s1", &format!("c{i}"), "allow", "rule", "x");
+    }
+    let f = fold(&text, &FoldOptions { session_id: Some("s1".into()), limit: Some(10_000), baseline: true });
+    out.push(("at_most_500_rows_the_newest", (f.rows.len() != 500 || f.rows.last().map(|r| r.call_id.as_str()) != Some("c699")).then(|| format!("{} rows", f.rows.len()))));
+    let f = fold(&text, &FoldOptions { session_id: Some("s1".into()), limit: Some(20), baseline: true });
+    out.push(("the_limit_keeps_the_newest_rows", (f.rows.len() != 20 || f.rows[0].call_id != "c680").then(|| format!("{} rows", f.rows.len()))));
+
+    let text = decision("s1", "r", "prompt", "policy", "cp a ~/Downloads/a")
+        + &line(serde_json::json!({"dshAllow": 1, "kind": "review", "sessionId": "s1", "callId": "r", "verdict": "ALLOW", "reason": "asked for", "latencyMs": 812, "route": "deepseek/deepseek-chat"}));
+    let f = fold(&text, &all);
+    out.push(("an_auto_review_allow_is_the_deciding_source", (f.rows.first().map(|r| r.source.as_str()) != Some("auto-review")).then(|| format!("{:?}", f.rows))));
+    out
+}
