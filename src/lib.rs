@@ -9,6 +9,8 @@
 pub mod api;
 pub mod baseline;
 pub mod capability;
+#[cfg(unix)]
+pub mod cli;
 pub mod decide;
 pub mod effects;
 pub mod explain;

@@ -1,5 +1,6 @@
 //! Bad input gets a clear answer and is never allowed: over-long lines,
 //! unparsable text, NUL bytes, deep nesting; and arbitrary text never panics.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dsh_allow::api::{DecideRequest, Mode, Outcome, Platform};
 use dsh_allow::decide::decide;

@@ -1,5 +1,6 @@
 //! The core's test vectors, natively. The same file runs in headless Chrome
 //! (web-tests/web.rs) and must give byte-identical answers there.
+#![cfg(not(target_arch = "wasm32"))]
 
 #[path = "support/vectors.rs"]
 mod vectors;

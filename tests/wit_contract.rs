@@ -1,6 +1,7 @@
 //! wit/dsh-allow.wit is the one contract: every record's fields must be
 //! exactly the JSON fields the serde types produce, and every exported
 //! function must be exactly the wasm-bindgen exports.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeSet;
 

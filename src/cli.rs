@@ -1,0 +1,196 @@
+//! The `dsh-allow` command line: the core from a terminal (native, unix).
+//!
+//!   dsh-allow decide < request.json          JSON in, the decision as JSON out
+//!   dsh-allow explain '<command>' [--cwd D --workspace W --rules F --mode M --platform P --home H --fence CAPS]
+//!   dsh-allow run --profile-json '<json>' -- argv…   (Linux: run argv under the Landlock fence)
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use crate::api::{DecideRequest, Mode, Platform};
+use crate::capability::Capability;
+use crate::fs_host::FsHost;
+
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("decide") => cmd_decide(),
+        Some("explain") => cmd_explain(&args[1..]),
+        Some("run") => crate::runner::main(&args[1..]),
+        Some("profile") => cmd_profile(&args[1..]),
+        Some("status") => cmd_status(&args[1..]),
+        Some("-h" | "--help" | "help") | None => {
+            println!("{}", USAGE);
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("dsh-allow: unknown command {other:?}\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+const USAGE: &str = "usage:
+  dsh-allow decide < request.json
+  dsh-allow explain '<command>' [--cwd DIR] [--workspace DIR] [--home DIR] [--harness-home DIR]
+                    [--rules FILE] [--mode read-only|workspace-write|danger-full-access]
+                    [--platform linux|macos] [--fence read,write,create,delete,execute]
+  dsh-allow run --profile-json JSON [--enforce TIER] -- PROGRAM [ARGS…]
+  dsh-allow profile --profile-json JSON [--format plan|sbpl|landlock]
+  dsh-allow status --profile-json JSON      what the kernel enforces here, probed for real";
+
+fn cmd_decide() -> ExitCode {
+    let mut input = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut input) {
+        eprintln!("dsh-allow decide: cannot read stdin: {e}");
+        return ExitCode::from(2);
+    }
+    let req: DecideRequest = match serde_json::from_str(&input) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("dsh-allow decide: the request is not valid: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let decision = crate::decide::decide(&req, &FsHost::from_env());
+    println!("{}", serde_json::to_string(&decision).expect("decision serializes"));
+    ExitCode::SUCCESS
+}
+
+fn cmd_explain(args: &[String]) -> ExitCode {
+    let mut command = None;
+    let cwd_now = std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into());
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let opt = |name: &str| -> Option<String> { args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned()) };
+    let cwd = opt("--cwd").unwrap_or_else(|| cwd_now.clone());
+    let workspace = opt("--workspace").unwrap_or_else(|| cwd.clone());
+    let home = opt("--home").unwrap_or(home);
+    let harness_home = opt("--harness-home").unwrap_or_else(|| format!("{home}/.dsh"));
+    let platform = match opt("--platform").as_deref() {
+        Some("macos") => Platform::Macos,
+        Some("linux") | None => Platform::Linux,
+        Some(p) => return usage_error(&format!("--platform: linux or macos, got {p:?}")),
+    };
+    let mode = match opt("--mode").as_deref() {
+        Some("read-only") => Mode::ReadOnly,
+        Some("danger-full-access") => Mode::DangerFullAccess,
+        Some("workspace-write") | None => Mode::WorkspaceWrite,
+        Some(m) => return usage_error(&format!("--mode: read-only, workspace-write or danger-full-access, got {m:?}")),
+    };
+    let mut fence = Vec::new();
+    if let Some(f) = opt("--fence") {
+        for c in f.split(',').filter(|c| !c.is_empty()) {
+            match Capability::parse(c) {
+                Some(c) => fence.push(c),
+                None => return usage_error(&format!("--fence: unknown capability {c:?}")),
+            }
+        }
+    }
+    let rules_file = opt("--rules");
+    let (rules, commands) = match &rules_file {
+        None => (Vec::new(), Vec::new()),
+        Some(f) => match std::fs::read_to_string(f) {
+            Ok(text) => {
+                let load = crate::rules::parse_rules_file(&text);
+                if let Some(e) = &load.error {
+                    eprintln!("dsh-allow: {f}: {e} (read as no rules; the file is left as it is)");
+                }
+                for w in &load.warnings {
+                    eprintln!("dsh-allow: {f}: {w}");
+                }
+                (load.rules, load.commands)
+            }
+            Err(e) => return usage_error(&format!("--rules {f}: {e}")),
+        },
+    };
+    let mut i = 0;
+    while i < args.len() {
+        if args[i].starts_with("--") {
+            i += 2;
+            continue;
+        }
+        command = Some(args[i].clone());
+        i += 1;
+    }
+    let Some(command) = command else { return usage_error("explain needs a command") };
+    let protected_files = vec![format!("{harness_home}/dsh-allow.json"), format!("{harness_home}/dsh-allow-audit.ndjson")];
+    let req = DecideRequest {
+        command: command.clone(),
+        cwd,
+        workspace,
+        home,
+        harness_home,
+        platform,
+        mode,
+        rules,
+        grants: Vec::new(),
+        commands,
+        protected_files,
+        fence,
+    };
+    let d = crate::decide::decide(&req, &FsHost::from_env());
+    print!("{}", crate::explain::render(&req, &d));
+    ExitCode::SUCCESS
+}
+
+fn cmd_profile(args: &[String]) -> ExitCode {
+    let req = match crate::runner::read_request(args) {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let host = FsHost::from_env();
+    let plan = crate::profile::compile(&req, &host);
+    let format = args.iter().position(|a| a == "--format").and_then(|i| args.get(i + 1)).map(String::as_str);
+    match format {
+        Some("sbpl") => {
+            let sbpl = crate::profile::sbpl::render_for(&req, &plan, &host);
+            print!("{}", sbpl.text);
+            for (k, v) in &sbpl.params {
+                eprintln!("-D {k}={v}");
+            }
+        }
+        #[cfg(target_os = "linux")]
+        Some("landlock") => match crate::runner::linux::expand(&plan) {
+            Ok(rules) => {
+                for (path, caps) in rules {
+                    let names: Vec<&str> = caps.iter().flat_map(|c| crate::profile::landlock::rights(*c).iter().copied()).collect();
+                    println!("{path}\t{}", names.join("|"));
+                }
+            }
+            Err(e) => return usage_error(&e),
+        },
+        Some("plan") | None => println!("{}", serde_json::to_string_pretty(&plan).expect("plan serializes")),
+        Some(f) => return usage_error(&format!("--format: plan, sbpl or landlock, got {f:?}")),
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_status(args: &[String]) -> ExitCode {
+    let req = match crate::runner::read_request(args) {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let plan = crate::profile::compile(&req, &FsHost::from_env());
+    let mut status = crate::runner::status(&plan);
+    // The real probe: the fenced process tree must start at all.
+    let me = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "dsh-allow".into());
+    let json = serde_json::to_string(&req).expect("request serializes");
+    let out = std::process::Command::new(&me)
+        .args(["run", "--profile-json", &json, "--", "/bin/sh", "-c", "exit 0"])
+        .output();
+    let started = matches!(&out, Ok(o) if o.status.success());
+    status["shellStarts"] = serde_json::Value::Bool(started);
+    if let Ok(o) = &out {
+        if !o.status.success() {
+            status["probeError"] = serde_json::Value::String(String::from_utf8_lossy(&o.stderr).trim().to_string());
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&status).expect("status serializes"));
+    ExitCode::SUCCESS
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("dsh-allow: {msg}\n{USAGE}");
+    ExitCode::from(2)
+}
+
