@@ -26,13 +26,17 @@ run() {
   "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   local took=$((SECONDS - start))
+  local failed_before=$failed_n
+  count "$log"
   if [ "$rc" = 0 ]; then
     summary+=("PASS  $name (${took}s)")
   else
     summary+=("FAIL  $name (${took}s, exit $rc, log $log)")
     failed=1
+    # A crash (a test binary killed by a signal) or a build error prints no
+    # count: still count one failure so the closing line cannot read "0 failed".
+    [ "$failed_n" -gt "$failed_before" ] || failed_n=$((failed_n + 1))
   fi
-  count "$log"
   return "$rc"
 }
 skip() { summary+=("SKIP  $1: $2"); printf '\nSKIP %s: %s\n' "$1" "$2"; }
