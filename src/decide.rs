@@ -1,6 +1,9 @@
 //! A request → one decision: parse, derive effects, resolve each through the
 //! precedence, then allow / prompt / refuse with the narrowest proposals.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::api::{DecideRequest, Decision, EffectVerdict, Mode, Outcome, PathCapability, Proposal, Tier, Unknown};
 use crate::capability::{Access, Capability};
 use crate::effects::{self, Context, Unseen};
@@ -9,24 +12,53 @@ use crate::parse;
 use crate::paths;
 use crate::resolve::{Policy, PolicyInput, Resolution, Spellings, Why};
 
+thread_local! {
+    /// The last prepared policy, reused while its inputs and the host's
+    /// generation are unchanged (preparing it asks the host about ~80 roots).
+    static PREPARED: RefCell<Option<(String, u64, Rc<Policy>)>> = const { RefCell::new(None) };
+}
+
+fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Policy> {
+    let input = PolicyInput {
+        platform: req.platform,
+        mode: req.mode,
+        home,
+        workspace: &req.workspace,
+        harness_home: &req.harness_home,
+        rules: &req.rules,
+        grants: &req.grants,
+        protected_files: &req.protected_files,
+    };
+    let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
+    let key = serde_json::to_string(&(
+        req.platform,
+        req.mode,
+        home,
+        &req.workspace,
+        &req.harness_home,
+        &req.rules,
+        &req.grants,
+        &req.protected_files,
+    ))
+    .expect("policy inputs serialize");
+    PREPARED.with(|cell| {
+        if let Some((k, g, p)) = cell.borrow().as_ref() {
+            if *g == generation && *k == key {
+                return p.clone();
+            }
+        }
+        let p = Rc::new(Policy::new(&input, host));
+        *cell.borrow_mut() = Some((key, generation, p.clone()));
+        p
+    })
+}
+
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let host = Memo::new(host);
     let host: &dyn Host = &host;
     let home = paths::normalize(&req.home);
     let cwd = paths::absolute(&req.workspace, &req.cwd, &home);
-    let policy = Policy::new(
-        &PolicyInput {
-            platform: req.platform,
-            mode: req.mode,
-            home: &home,
-            workspace: &req.workspace,
-            harness_home: &req.harness_home,
-            rules: &req.rules,
-            grants: &req.grants,
-            protected_files: &req.protected_files,
-        },
-        host,
-    );
+    let policy = prepared_policy(req, &home, host);
 
     let items = match parse::parse(&req.command, &cwd, &home, host) {
         Ok(items) => items,

@@ -17,6 +17,12 @@ impl FsHost {
 }
 
 impl Host for FsHost {
+    /// One process decides once (CLI) or runs one fence: a generation per
+    /// process is as fresh as the answers can be.
+    fn generation(&self) -> Option<u64> {
+        Some(0)
+    }
+
     fn canonical(&self, path: &str) -> String {
         // Resolve the deepest existing ancestor; re-append what does not exist yet.
         let mut existing = PathBuf::from(paths::normalize(path));

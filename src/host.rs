@@ -25,6 +25,12 @@ pub trait Host {
     fn kind(&self, path: &str) -> PathKind;
     /// The absolute path PATH lookup finds for a bare program name.
     fn which(&self, program: &str) -> Option<String>;
+    /// While this number stays the same, answers about the policy's own
+    /// roots (workspace, baseline, rules) may be reused across decisions.
+    /// `None`: never reuse. Paths a command names are always asked afresh.
+    fn generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Memoises a host for the span of one decision: the same path is asked
@@ -61,6 +67,9 @@ impl Host for Memo<'_> {
     fn which(&self, program: &str) -> Option<String> {
         self.inner.which(program)
     }
+    fn generation(&self) -> Option<u64> {
+        self.inner.generation()
+    }
 }
 
 /// A host that knows nothing: paths are their own real paths, nothing
@@ -68,6 +77,9 @@ impl Host for Memo<'_> {
 pub struct LexicalHost;
 
 impl Host for LexicalHost {
+    fn generation(&self) -> Option<u64> {
+        Some(0)
+    }
     fn canonical(&self, path: &str) -> String {
         paths::normalize(path)
     }
@@ -131,6 +143,9 @@ impl FixtureHost {
 }
 
 impl Host for FixtureHost {
+    fn generation(&self) -> Option<u64> {
+        None
+    }
     fn canonical(&self, path: &str) -> String {
         self.resolve_links(path)
     }

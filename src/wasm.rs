@@ -22,6 +22,8 @@ struct JsHost {
     canonical: js_sys::Function,
     kind: js_sys::Function,
     which: js_sys::Function,
+    /// Optional: how long the host vouches for its answers (see Host::generation).
+    generation: Option<js_sys::Function>,
 }
 
 impl JsHost {
@@ -32,7 +34,8 @@ impl JsHost {
                 .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
                 .ok_or_else(|| JsError::new(&format!("host.{name} must be a function")))
         };
-        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")? })
+        let generation = get("generation").ok();
+        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation })
     }
 
     fn call(&self, f: &js_sys::Function, arg: &str) -> Option<String> {
@@ -54,6 +57,10 @@ impl Host for JsHost {
     }
     fn which(&self, program: &str) -> Option<String> {
         self.call(&self.which, program)
+    }
+    fn generation(&self) -> Option<u64> {
+        let f = self.generation.as_ref()?;
+        f.call0(&JsValue::NULL).ok()?.as_f64().filter(|g| g.is_finite() && *g >= 0.0).map(|g| g as u64)
     }
 }
 
