@@ -16,7 +16,7 @@ use crate::paths;
 /// Commands longer than this are refused before parsing.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Syntax nesting beyond this is refused rather than walked.
-const MAX_NESTING: usize = 256;
+const MAX_NESTING: usize = 96;
 
 /// One word of a command line after the shell's quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,8 +138,14 @@ pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<I
     if text.contains('\0') {
         return Err(ParseError("the command contains a NUL byte".into()));
     }
+    // The grammar's scanner hands non-ASCII code points to C's isdigit(),
+    // which is undefined (and crashes with glibc) past 255. Bash treats those
+    // bytes as word characters; so does the grammar for 'x'. Parsing a copy
+    // with every non-ASCII byte replaced keeps every byte offset, and node
+    // text is read from the original.
+    let shadow: String = text.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
     let tree = PARSER
-        .with(|p| p.borrow_mut().parse(text, None))
+        .with(|p| p.borrow_mut().parse(&shadow, None))
         .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
     let root = tree.root_node();
     if root.has_error() {
