@@ -316,11 +316,18 @@ impl Sink<'_, '_> {
 
     /// Record `cap` on the path `arg` names (resolved against each possible cwd).
     fn path(&mut self, arg: &Arg, cap: Capability) {
-        self.path_with(arg, |_, _| cap);
+        self.record(arg, |_, _| cap, false);
     }
 
     /// Record an effect whose capability depends on what is there now.
     fn path_with(&mut self, arg: &Arg, cap: impl Fn(&str, PathKind) -> Capability) {
+        self.record(arg, cap, true);
+    }
+
+    /// `ask_kind`: only then is the host asked what is at the path.
+    fn record(&mut self, arg: &Arg, cap: impl Fn(&str, PathKind) -> Capability, ask_kind: bool) {
+        let host = self.cx.host;
+        let kind = |p: &str| if ask_kind { host.kind(p) } else { PathKind::Missing };
         match arg {
             Arg::Stream => {}
             Arg::Literal(s) if is_stream_path(s) => {}
@@ -332,13 +339,13 @@ impl Sink<'_, '_> {
                     Some(dirs) => {
                         for d in dirs {
                             let p = paths::absolute(&d, s, self.cx.home);
-                            let c = cap(&p, self.cx.host.kind(&p));
+                            let c = cap(&p, kind(&p));
                             self.out.effects.push(Effect { path: p, capability: c });
                         }
                     }
                     None if s.starts_with('/') || s.starts_with('~') => {
                         let p = paths::absolute("/", s, self.cx.home);
-                        let c = cap(&p, self.cx.host.kind(&p));
+                        let c = cap(&p, kind(&p));
                         self.out.effects.push(Effect { path: p, capability: c });
                     }
                     None => {

@@ -3,7 +3,7 @@
 //! The core never touches the file system: the JS plugin (fs), the CLI (std::fs)
 //! and the tests (a fixture) each answer these three questions.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,8 +37,10 @@ pub trait Host {
 /// about several times (spelling, rule roots, baseline roots).
 pub struct Memo<'a> {
     inner: &'a dyn Host,
-    canonical: std::cell::RefCell<HashMap<String, String>>,
-    kind: std::cell::RefCell<HashMap<String, PathKind>>,
+    // A handful of entries per decision: a list beats hashing (and needs no
+    // random hash keys, which cost a trip to JS in wasm).
+    canonical: std::cell::RefCell<Vec<(String, String)>>,
+    kind: std::cell::RefCell<Vec<(String, PathKind)>>,
 }
 
 impl<'a> Memo<'a> {
@@ -49,19 +51,19 @@ impl<'a> Memo<'a> {
 
 impl Host for Memo<'_> {
     fn canonical(&self, path: &str) -> String {
-        if let Some(c) = self.canonical.borrow().get(path) {
+        if let Some((_, c)) = self.canonical.borrow().iter().find(|(p, _)| p == path) {
             return c.clone();
         }
         let c = paths::normalize(&self.inner.canonical(path));
-        self.canonical.borrow_mut().insert(path.to_string(), c.clone());
+        self.canonical.borrow_mut().push((path.to_string(), c.clone()));
         c
     }
     fn kind(&self, path: &str) -> PathKind {
-        if let Some(k) = self.kind.borrow().get(path) {
+        if let Some((_, k)) = self.kind.borrow().iter().find(|(p, _)| p == path) {
             return *k;
         }
         let k = self.inner.kind(path);
-        self.kind.borrow_mut().insert(path.to_string(), k);
+        self.kind.borrow_mut().push((path.to_string(), k));
         k
     }
     fn which(&self, program: &str) -> Option<String> {

@@ -118,7 +118,12 @@ pub enum Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError(pub String);
 
+/// Parsed trees by command text: agents repeat themselves (`git status`,
+/// `cargo test`), and the tree of a text never changes.
+const TREE_CACHE: usize = 256;
+
 thread_local! {
+    static TREES: RefCell<std::collections::VecDeque<(String, tree_sitter::Tree)>> = RefCell::new(Default::default());
     static PARSER: RefCell<Parser> = RefCell::new({
         let mut p = Parser::new();
         p.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash matches the runtime");
@@ -143,10 +148,24 @@ pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<I
     // bytes as word characters; so does the grammar for 'x'. Parsing a copy
     // with every non-ASCII byte replaced keeps every byte offset, and node
     // text is read from the original.
-    let shadow: String = text.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
-    let tree = PARSER
-        .with(|p| p.borrow_mut().parse(&shadow, None))
-        .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
+    let cached = TREES.with(|t| t.borrow().iter().find(|(k, _)| k == text).map(|(_, tree)| tree.clone()));
+    let tree = match cached {
+        Some(tree) => tree,
+        None => {
+            let shadow: String = text.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
+            let tree = PARSER
+                .with(|p| p.borrow_mut().parse(&shadow, None))
+                .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
+            TREES.with(|t| {
+                let mut t = t.borrow_mut();
+                if t.len() >= TREE_CACHE {
+                    t.pop_front();
+                }
+                t.push_back((text.to_string(), tree.clone()));
+            });
+            tree
+        }
+    };
     let root = tree.root_node();
     if root.has_error() {
         return Err(ParseError("the shell cannot parse this line".into()));

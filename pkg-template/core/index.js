@@ -20,16 +20,19 @@ function canonical(p) {
   const start = path.resolve(String(p));
   let head = start;
   const tail = [];
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync.native(head), ...tail);
-    } catch {
-      // ENOENT, ENOTDIR (a file in the middle), EACCES: try the parent.
-    }
+  // Walk up to the deepest existing ancestor without throwing (exceptions
+  // cost more than the system calls here), then resolve it once.
+  while (fs.lstatSync(head, { throwIfNoEntry: false }) === undefined) {
     const parent = path.dirname(head);
     if (parent === head) return start;
     tail.unshift(path.basename(head));
     head = parent;
+  }
+  try {
+    return path.join(fs.realpathSync.native(head), ...tail);
+  } catch {
+    // A dangling link or a component we may not read: as spelled.
+    return start;
   }
 }
 
@@ -38,7 +41,8 @@ function canonical(p) {
  * path the process may not stat). */
 function kind(p) {
   try {
-    return fs.statSync(String(p)).isDirectory() ? 'dir' : 'file';
+    const st = fs.statSync(String(p), { throwIfNoEntry: false });
+    return st === undefined ? 'missing' : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return 'missing';
   }
@@ -66,13 +70,37 @@ function which(name) {
   return null;
 }
 
+/** How long (ms) the answers about the policy's own roots and PATH lookups
+ * may be reused. Paths a command names are always asked afresh. */
+const GENERATION_MS = 1000;
+
+/** A generation number that changes every GENERATION_MS: the core reuses its
+ * prepared policy (workspace, baseline and rule roots, canonicalised) while
+ * it holds; PATH lookups are cached for the same span. */
+function generation() {
+  return Math.floor(Date.now() / GENERATION_MS);
+}
+
+let whichCache = { generation: -1, path: '', found: new Map() };
+function cachedWhich(name) {
+  const g = generation();
+  const pathVar = process.env.PATH ?? '';
+  if (whichCache.generation !== g || whichCache.path !== pathVar) {
+    whichCache = { generation: g, path: pathVar, found: new Map() };
+  }
+  if (!whichCache.found.has(name)) whichCache.found.set(name, which(name));
+  return whichCache.found.get(name);
+}
+
 /** The host the core uses by default in Node: the real file system. */
-export const nodeHost = Object.freeze({ canonical, kind, which });
+export const nodeHost = Object.freeze({ canonical, kind, which: cachedWhich, generation });
 
 /**
  * Decide one shell call. `host` defaults to the real file system; pass
  * `null` to take paths as spelled (no symlink resolution, nothing exists).
  */
 export function decide(request, host = nodeHost) {
-  return wasm.decide(request, host);
+  // JSON text crosses the wasm boundary several times faster than a JS object
+  // converted field by field; the answer is the same decision.
+  return JSON.parse(wasm.decideJson(JSON.stringify(request), host));
 }
