@@ -18,7 +18,7 @@ build: setup
 	@bash scripts/build.sh
 
 # The spec's examples, decided by the core.
-demo: build
+demo: build setup-dsh
 	@bash scripts/demo.sh
 
 # Everything: set-up, build, cargo test, wasm-pack test (Chromium),

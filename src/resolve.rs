@@ -177,8 +177,18 @@ impl Policy {
         if self.mode == Mode::ReadOnly && cap.mutates() {
             return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::ReadOnly };
         }
+        // A credential store opens only to a rule written for it (or inside
+        // it): a rule on an ancestor, or one whose path was swapped for a
+        // symlink into the store, does not reach it.
+        let store = self.credential(path);
         // 2. Explicit: stored rules and this call's one-shot grants.
         if let Some(p) = most_specific(self.explicit.iter(), path, cap) {
+            if let Some(store) = &store {
+                let written_for_it = paths::within(p.roots.written(), store);
+                if !written_for_it {
+                    return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store.clone()) };
+                }
+            }
             let granted = p.access.grants(cap);
             let why = match p.tier {
                 Tier::Grant => Why::Grant,
@@ -189,7 +199,7 @@ impl Policy {
         }
         // Credential stores stay shut even where a baseline root (a workspace
         // at $HOME, ~/.cargo) would contain them.
-        if let Some(store) = self.credential(path) {
+        if let Some(store) = store {
             return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store) };
         }
         // 3. Baseline.

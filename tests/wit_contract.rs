@@ -116,7 +116,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         protected_files: vec![],
         enforce: Enforce::Full,
     };
-    let fg = FenceGrant { path: "/w".into(), access: vec![Capability::Read], except: vec!["/w/x".into()] };
+    let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };
     let sbpl = Sbpl { text: "t".into(), params: vec![] };
     let row = LedgerRow {

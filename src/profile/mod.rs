@@ -80,6 +80,10 @@ fn full() -> Enforce {
 #[serde(rename_all = "camelCase")]
 pub struct FenceGrant {
     pub path: String,
+    /// Other spellings of `path` (as written in a rule or the baseline);
+    /// Seatbelt matches what the kernel resolved, so both are emitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     pub access: Vec<Capability>,
     /// Paths strictly inside `path` that these capabilities must not reach.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -122,8 +126,12 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     // Every root any tier names, in its real spelling: these are the only
     // places where the answer can change.
     let mut roots: Vec<(String, bool)> = Vec::new();
+    let mut aliases: Vec<(String, String)> = Vec::new();
     let mut add = |s: &Spellings, recursive: bool| {
         let real = s.real().to_string();
+        if s.written() != real && !aliases.iter().any(|(r, w)| r == &real && w == s.written()) {
+            aliases.push((real.clone(), s.written().to_string()));
+        }
         if !roots.iter().any(|(r, _)| r == &real) {
             roots.push((real, recursive));
         }
@@ -146,7 +154,10 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         match grants.iter_mut().find(|g| g.path == path && g.except == except) {
             Some(g) if !g.access.contains(&cap) => g.access.push(cap),
             Some(_) => {}
-            None => grants.push(FenceGrant { path, access: vec![cap], except }),
+            None => {
+                let also = aliases.iter().filter(|(r, _)| r == &path).map(|(_, w)| w.clone()).collect();
+                grants.push(FenceGrant { path, aliases: also, access: vec![cap], except })
+            }
         }
     };
 

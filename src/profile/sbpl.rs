@@ -97,8 +97,18 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
     let mut grants = plan.grants.clone();
     grants.sort_by_key(|g| (paths::depth(&g.path), g.path.clone()));
     for g in &grants {
+        // Guarded leaves reads outside the user data areas to `allow default`.
+        if plan.enforce == Enforce::Guarded && g.path == "/" {
+            continue;
+        }
         let ops: Vec<&str> = g.access.iter().flat_map(|c| operations(*c).iter().copied()).collect();
-        let filters: Vec<String> = spellings(&g.path).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
+        let mut names = spellings(&g.path);
+        for a in &g.aliases {
+            if !names.contains(a) {
+                names.push(a.clone());
+            }
+        }
+        let filters: Vec<String> = names.iter().map(|p| format!("(subpath {})", params.of(p))).collect();
         t.push_str(&format!("(allow {} {})\n", ops.join(" "), filters.join(" ")));
         for x in &g.except {
             let filters: Vec<String> = spellings(x).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
