@@ -75,6 +75,14 @@ export function refuseReason(decision) {
     'tell the user what was refused and let them decide.'
 }
 
+/** The stored rules and grants that granted some effect of this decision. */
+export function decidedRules(d) {
+  if (d?.decision === undefined) return []
+  const known = [...(d.request.rules ?? []), ...(d.request.grants ?? [])]
+  const ids = new Set((d.decision.effects ?? []).filter((e) => e.granted && e.ruleId).map((e) => e.ruleId))
+  return known.filter((r) => ids.has(r.id))
+}
+
 /**
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
@@ -84,6 +92,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
     effects: d?.decision?.effects, missing: d?.decision?.missing, reason: d?.decision?.reason,
+    rules: decidedRules(d), commandGrant: d?.decision?.commandGrant ?? undefined,
     rulesError: d?.load?.error, ...extra,
   })
 

@@ -39,7 +39,11 @@ export function apply(ctx, rawConfig) {
   const store = new RulesStore(config.rulesFile, core)
   const grants = new GrantStore({ ttlMs: config.sessionGrantTtlMs })
   const asks = new Asks()
-  const ledger = createLedger(config, { publish: (record) => ctx.emit('dsh-allow/decided', record) })
+  const ledger = createLedger(config, {
+    redact: core.redact,
+    publish: (record) => ctx.emit('dsh-allow/decided', record),
+    onError: (error) => ctx.logger?.warn?.(`dsh-allow: the audit ledger ${config.auditFile} could not be written: ${error.message}`),
+  })
   const fence = new Fence({ platform, runner, enforce: config.enforce, scratchParent: harnessHome })
   const protectedFiles = () => [...store.files(), config.auditFile]
   const policyOf = (session) => {
