@@ -4,8 +4,10 @@
 // calls. This module only wires: the gate (gate.js) asks the core before a
 // call runs, confine.js hands the same rules to the kernel, approval.js
 // turns answers into one-shot grants (grants.js) or stored rules
-// (store.js), commands.js is `/allow`. Every registration is made inside
-// ctx.effect, so disposing the plugin undoes all of it.
+// (store.js), commands.js is `/allow`, ledger.js writes the audit ledger and
+// web.js serves the Approvals tab and the card on the web host. Every
+// registration is made inside ctx.effect, so disposing the plugin undoes
+// all of it.
 
 import { homedir } from 'node:os'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
@@ -20,6 +22,8 @@ import { makePlanner, wrapConfine } from './confine.js'
 import { Asks, approvalListener, withProposals } from './approval.js'
 import { allowCommand } from './commands.js'
 import { createLedger } from './ledger.js'
+import { LedgerTail } from './tail.js'
+import { webRoutes } from './web.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -107,6 +111,16 @@ export function apply(ctx, rawConfig) {
     },
   }
   ctx.effect(() => ctx.provide('dshAllow', api), 'dsh-allow: service')
+
+  // The web host (web profile only): the Approvals tab's ledger tail, the
+  // card's pending prompt and Always allow, and the core's web build.
+  const tail = config.audit === false ? undefined : new LedgerTail(config.auditFile, core)
+  ctx.inject(['webServer'], (sub) => {
+    const onError = (error) => sub.logger?.warn?.(`dsh-allow: web route: ${error.message}`)
+    for (const route of webRoutes({ tail, api, onError })) {
+      sub.effect(() => sub.webServer.register(route), `dsh-allow: ${route.path}`)
+    }
+  })
 }
 
 function snapshot(ask) {
