@@ -8,6 +8,7 @@
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { canonical } from './fs-host.js'
+import { completeRemovals, pendingRemovals } from './removal.js'
 
 export const SHELL_TOOLS = new Set(['bash', 'pwsh'])
 export const FILE_WRITE_TOOLS = new Set(['write', 'edit', 'str_replace_editor'])
@@ -87,7 +88,9 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported }) {
+export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform }) {
+  /** callId → the decision the call ran under (the guard's), until it settles. */
+  const ranUnder = new Map()
   const record = (exec, d, outcome, extra = {}) => ledger.append({
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
@@ -175,6 +178,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     if (!SHELL_TOOLS.has(exec.name) || !supported || typeof exec.arguments?.command !== 'string') return undefined
     try {
       const d = decide(exec, grants.forCall(exec.callId))
+      ranUnder.set(exec.callId, d)
       return d.decision.decision === 'refuse' ? refuseReason(d.decision) : undefined
     } catch (error) {
       return `dsh-allow: could not decide this command (${error.message}); nothing ran`
@@ -184,15 +188,26 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
   function settle(exec) {
     asks.drop(exec.callId)
     grants.release(exec.callId)
+    ranUnder.delete(exec.callId)
+  }
+
+  async function postExecute(exec, result, next) {
+    let notes = []
+    if (SHELL_TOOLS.has(exec.name) && !result.isError) {
+      const fenced = (fence.current()?.level ?? 'off') !== 'off'
+      notes = completeRemovals(pendingRemovals(ranUnder.get(exec.callId), result.value, { platform, fenced }))
+    }
+    settle(exec)
+    const downstream = await next()
+    if (notes.length === 0 || downstream?.kind !== 'accept' || Object.hasOwn(downstream, 'value')) return downstream
+    const content = downstream.content ?? result.content ?? []
+    return { ...downstream, content: [...content, ...notes.map((text) => ({ type: 'text', text }))] }
   }
 
   return {
     preExecute,
     guard,
-    postExecute: (exec, result, next) => {
-      settle(exec)
-      return next()
-    },
+    postExecute,
     onResult: (exec) => settle(exec),
   }
 }
