@@ -31,11 +31,23 @@ export function wrapConfine(sandbox, plan) {
 }
 
 /**
+ * The sandbox-exec argv for a compiled Seatbelt profile: the profile text
+ * stays fixed and every path goes in as a `-D name=value` parameter, never
+ * spliced into the text.
+ */
+export function seatbeltArgv(sbpl, argv) {
+  const params = (sbpl.params ?? []).flatMap(([name, value]) => ['-D', `${name}=${value}`])
+  return [SANDBOX_EXEC, '-p', sbpl.text, ...params, ...argv]
+}
+
+/**
  * The planner: decides whether a confine call is ours and builds the argv.
  * `profileFor(policy, command)` builds the core's profile request (rules,
- * grants incl. a claimed one-shot grant, protected files).
+ * grants incl. a claimed one-shot grant, protected files); on macOS
+ * `compileProfile(request, host)` is the core's compiler and `host` answers
+ * its real-path questions.
  */
-export function makePlanner({ platform, fence, runner, profileFor, seatbeltProfile }) {
+export function makePlanner({ platform, fence, runner, profileFor, compileProfile, host }) {
   return (argv, policy) => {
     const status = fence.current()
     if (status === undefined || status.level === 'off') return undefined
@@ -50,12 +62,12 @@ export function makePlanner({ platform, fence, runner, profileFor, seatbeltProfi
         runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
       }
     }
-    if (platform === 'macos' && typeof seatbeltProfile === 'function') {
+    if (platform === 'macos' && typeof compileProfile === 'function') {
       // A profile that fails to compile is reported by throwing, never
       // replaced by a wider one.
-      const text = seatbeltProfile(profile)
+      const { sbpl } = compileProfile(profile, host)
       return {
-        argv: [SANDBOX_EXEC, '-p', text, '--', ...argv],
+        argv: seatbeltArgv(sbpl, argv),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
         denialSignatures: ['operation not permitted'],
         runnerFailureRules: [{ fatalSignatures: ['sandbox-exec: '] }],

@@ -26,5 +26,8 @@ export const parseRules = core.parseRules
 export const renderRules = core.renderRules
 export const newRuleId = core.newRuleId
 export const version = core.version
-/** Seatbelt profile text for a profile request; absent until the core ships it. */
-export const seatbeltProfile = core.seatbeltProfile ?? core.compileSeatbelt ?? undefined
+/** `compileProfile(request, host?) -> {plan, sbpl: {text, params}}`: the fence plan and its Seatbelt profile. */
+export const compileProfile = core.compileProfile
+/** Ledger folding and redaction (src/ledger.rs). */
+export const foldLedger = core.foldLedger
+export const redact = core.redact

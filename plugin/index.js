@@ -71,7 +71,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, seatbeltProfile: core.seatbeltProfile,
+      platform, fence, runner, compileProfile: core.compileProfile, host: fsHost(),
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
