@@ -10,8 +10,8 @@
 // (or, for a rule on the file itself, that file), the host process finishes
 // that one removal and says so in the result. Nothing else is ever touched:
 // not a folder with contents, not a symlink, not a path the same command
-// also creates or writes, not a file a command both removes and creates
-// elsewhere (a failed `mv` must not lose its source).
+// creates or writes again after removing it, not a file a command both
+// removes and creates elsewhere (a failed `mv` must not lose its source).
 
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs'
 import { sep } from 'node:path'
@@ -33,12 +33,14 @@ export function pendingRemovals(d, value, { platform, fenced }) {
   if (value?.kind !== 'foreground' || value.sandbox?.denied !== true) return []
   const effects = d.decision.effects ?? []
   const rules = [...(d.request.rules ?? []), ...(d.request.grants ?? [])]
-  const makes = effects.filter((e) => e.capability === 'create' || e.capability === 'write')
+  const makes = (e) => e.capability === 'create' || e.capability === 'write'
   const out = []
-  for (const e of effects) {
+  for (const [at, e] of effects.entries()) {
     if (e.capability !== 'delete' || !e.granted || !GRANTING_TIERS.has(e.tier)) continue
     if (out.some((r) => r.path === e.path)) continue
-    if (makes.some((m) => within(m.path, e.path))) continue
+    // Effects come in command order: `mkdir build && rm -rf build` wants it
+    // gone, `rm -rf build; mkdir build` wants it back.
+    if (effects.slice(at + 1).some((m) => makes(m) && within(m.path, e.path))) continue
     let st
     try {
       st = lstatSync(e.path)
@@ -50,7 +52,7 @@ export function pendingRemovals(d, value, { platform, fenced }) {
     } else if (st.isFile()) {
       const rule = rules.find((r) => r.id === e.ruleId)
       const fileRule = rule !== undefined && rule.recursive === false && rule.path === e.path
-      if (fileRule && makes.length === 0) out.push({ path: e.path, kind: 'file' })
+      if (fileRule && !effects.some(makes)) out.push({ path: e.path, kind: 'file' })
     }
   }
   return out

@@ -80,13 +80,21 @@ test('a folder with contents, a symlink or a missing path is never touched', (t)
   assert.equal(existsSync(target), true)
 })
 
-test('a path the same command also creates or writes is left alone (rm -rf build; mkdir build)', (t) => {
+test('a path the command makes again after removing it is left alone (rm -rf build; mkdir build)', (t) => {
   const build = join(world(t), 'build')
   mkdirSync(build)
   const extra = [{ path: build, capability: 'create', granted: true, tier: 'baseline' }]
   assert.deepEqual(pendingRemovals(ranUnder(build, { extra }), denied, LINUX), [])
   const inside = [{ path: join(build, 'x'), capability: 'write', granted: true, tier: 'baseline' }]
   assert.deepEqual(pendingRemovals(ranUnder(build, { extra: inside }), denied, LINUX), [])
+})
+
+test('made first and removed last, the folder goes (mkdir build && rm -rf build)', (t) => {
+  const build = join(world(t), 'build')
+  mkdirSync(build)
+  const d = ranUnder(build)
+  d.decision.effects.unshift({ path: build, capability: 'create', granted: true, tier: 'baseline' })
+  assert.deepEqual(pendingRemovals(d, denied, LINUX), [{ path: build, kind: 'dir' }])
 })
 
 test('a file goes only under a rule for that very file, and never when the command also creates (a failed mv keeps its source)', (t) => {
