@@ -131,7 +131,8 @@ pub struct Decision {
     pub missing: Vec<PathCapability>,
     pub unknown: Vec<Unknown>,
     pub proposals: Vec<Proposal>,
-    /// The command grant that matched this call, if any (see `command_grant`).
+    /// The command grant that matched this call: its roots are one-shot
+    /// grants of this call, in the decision and in the call's profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_grant: Option<String>,
+    pub command_grant: Option<crate::command_grant::GrantMatch>,
 }

@@ -58,6 +58,30 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let host: &dyn Host = &host;
     let home = paths::normalize(&req.home);
     let cwd = paths::absolute(&req.workspace, &req.cwd, &home);
+    // A command grant adds its roots to this call's one-shot grants.
+    let mut grant_note = None;
+    let mut command_grant = None;
+    let mut with_roots;
+    let mut req = req;
+    if !req.commands.is_empty() {
+        let input = crate::command_grant::MatchInput {
+            command: &req.command,
+            cwd: &cwd,
+            workspace: &req.workspace,
+            home: &home,
+            platform: req.platform,
+        };
+        match crate::command_grant::find(&req.commands, &input, host) {
+            Ok(m) => {
+                with_roots = req.clone();
+                with_roots.grants.extend(m.rules.iter().cloned());
+                req = &with_roots;
+                command_grant = Some(m);
+            }
+            Err(why) if why.contains("cannot carry") => grant_note = Some(why),
+            Err(_) => {}
+        }
+    }
     let policy = prepared_policy(req, &home, host);
 
     let items = match parse::parse(&req.command, &cwd, &home, host) {
@@ -159,7 +183,12 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             (Some(w), _) => format!("allowed: {}", grant_phrase(w)),
             _ => "allowed: what the command line cannot show is bounded by the kernel fence".to_string(),
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant: None };
+        let reason = match (&command_grant, &grant_note) {
+            (Some(m), _) => format!("allowed: command grant {} covers what it writes", m.name),
+            (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
+            (None, None) => reason,
+        };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -167,8 +196,12 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     } else {
         format!("{} is not granted on {} (and {} more)", first.capability.as_str(), first.path, missing.len() - 1)
     };
+    let reason = match grant_note {
+        Some(note) => format!("{reason} ({note}; asking instead)"),
+        None => reason,
+    };
     let proposals = proposals(&missing, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant: None }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant }
 }
 
 fn verdict(path: &str, cap: Capability, r: &Resolution) -> EffectVerdict {

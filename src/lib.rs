@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod capability;
 #[cfg(unix)]
 pub mod cli;
+pub mod command_grant;
 pub mod decide;
 pub mod effects;
 pub mod explain;
@@ -23,6 +24,7 @@ pub mod parse;
 pub mod paths;
 pub mod profile;
 pub mod resolve;
+pub mod review;
 pub mod rules;
 #[cfg(unix)]
 pub mod runner;

@@ -143,6 +143,13 @@ pub fn resolve_mode(events: JsValue, explicit: JsValue, default_mode: JsValue) -
     to_js(&crate::mode::resolve_mode(&events, explicit, default_mode))
 }
 
+/// `commandGrantPrompt(commands)`: the model's prompt section for them.
+#[wasm_bindgen(js_name = commandGrantPrompt)]
+pub fn command_grant_prompt(commands: JsValue) -> Result<String, JsError> {
+    let commands: Vec<crate::rules::CommandGrant> = from_js(commands, "commands")?;
+    Ok(crate::command_grant::prompt_section(&commands))
+}
+
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
@@ -154,4 +161,24 @@ pub fn new_rule_id() -> Result<String, JsError> {
     let mut bytes = [0u8; 6];
     getrandom::getrandom(&mut bytes).map_err(|e| JsError::new(&e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// `reviewInput(request)`: what the auto-reviewer is shown, or `null` when
+/// there is nothing it could allow.
+#[wasm_bindgen(js_name = reviewInput)]
+pub fn review_input(request: JsValue) -> Result<JsValue, JsError> {
+    let request: crate::review::ReviewRequest = from_js(request, "review request")?;
+    to_js(&crate::review::review_input(&request))
+}
+
+/// `reviewSystemPrompt()`: the reviewer's fixed instructions.
+#[wasm_bindgen(js_name = reviewSystemPrompt)]
+pub fn review_system_prompt() -> String {
+    crate::review::SYSTEM_PROMPT.to_string()
+}
+
+/// `parseReviewAnswer(text) -> {verdict: 'ALLOW' | 'ASK', reason}`.
+#[wasm_bindgen(js_name = parseReviewAnswer)]
+pub fn parse_review_answer(text: &str) -> Result<JsValue, JsError> {
+    to_js(&crate::review::parse_answer(text))
 }

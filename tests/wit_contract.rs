@@ -11,6 +11,7 @@ use dsh_allow::ledger::{FoldOptions, Folded, LedgerRow};
 use dsh_allow::profile::sbpl::Sbpl;
 use dsh_allow::profile::{Enforce, FenceGrant, FencePlan, ProfileRequest};
 use dsh_allow::rules::{CommandGrant, Rule, RulesLoad, Shape};
+use dsh_allow::review::{RequestedPermission, ReviewAnswer, ReviewInput, ReviewRequest};
 use serde_json::{json, Value};
 use wit_parser::{Resolve, TypeDefKind};
 
@@ -102,7 +103,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         missing: vec![pc.clone()],
         unknown: vec![unknown.clone()],
         proposals: vec![proposal.clone()],
-        command_grant: Some("c".into()),
+        command_grant: Some(dsh_allow::command_grant::GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), keep_backup: true, warnings: vec![] };
     let preq = ProfileRequest {
@@ -143,6 +144,7 @@ fn samples() -> Vec<(&'static str, Value)> {
     vec![
         ("decide-request", s(&req)),
         ("decision", s(&decision)),
+        ("grant-match", s(decision.command_grant.as_ref().unwrap())),
         ("effect-verdict", s(&effect)),
         ("unknown", s(&unknown)),
         ("proposal", s(&proposal)),
@@ -160,7 +162,35 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("folded", s(&folded)),
         ("fold-options", s(&fold)),
         ("session-event", json!({"type": "sandbox/mode", "data": {}})),
+        ("review-request", review_request()),
+        ("requested-permission", s(&review_input().requested_permissions[0])),
+        ("review-input", s(&review_input())),
+        ("review-answer", s(&ReviewAnswer::ask("r"))),
     ]
+}
+
+/// `ReviewRequest` is input only (no Serialize): a sample with every field,
+/// which the core must accept although it denies unknown fields.
+fn review_request() -> Value {
+    let v = json!({
+        "command": "c",
+        "cwd": "/w",
+        "workspace": "/w",
+        "missing": [{"path": "/w", "capability": "read"}],
+        "events": [{"type": "user/message", "data": {}}],
+    });
+    serde_json::from_value::<ReviewRequest>(v.clone()).expect("the core accepts the review-request sample");
+    v
+}
+
+fn review_input() -> ReviewInput {
+    ReviewInput {
+        command: "c".into(),
+        cwd: "/w".into(),
+        workspace: "/w".into(),
+        requested_permissions: vec![RequestedPermission { operation: Capability::Read, path: "/w".into() }],
+        user_messages: vec!["m".into()],
+    }
 }
 
 mod erased {

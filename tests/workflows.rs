@@ -1,0 +1,619 @@
+//! The workflow suite (issue 9): everyday tool sequences — git, cargo, npm,
+//! python, in-place editors, make — run for real in a fresh workspace under
+//! the compiled default profile, one fenced `dsh-allow run` per step as an
+//! agent would issue them.
+//!
+//! For now this is a measurement, not a gate: every workflow is run under
+//! four profiles and a table reports, per profile, pass or fail, the step
+//! that failed, the first operation the kernel denied and the temp files the
+//! denial left behind. What the suite asserts is the spec's promise, which
+//! must hold whatever the tool-state design becomes: deleting user files in
+//! the workspace stays refused by the kernel.
+//!
+//! Without Landlock every test prints SKIP; DSH_ALLOW_REQUIRE_LANDLOCK=1
+//! turns that into a failure.
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+
+/// One step of a workflow: a shell command line, and the folders (relative
+/// to the workspace, "" for its root) whose delete an honest effects table
+/// would ask for up front, once, before this step runs.
+struct Step {
+    run: &'static str,
+    asks: &'static [&'static str],
+}
+
+const fn step(run: &'static str) -> Step {
+    Step { run, asks: &[] }
+}
+
+const fn ask(run: &'static str, asks: &'static [&'static str]) -> Step {
+    Step { run, asks }
+}
+
+struct Workflow {
+    name: &'static str,
+    /// A probe run unfenced; when it fails the row is reported as SKIP.
+    requires: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    /// Run unfenced before the measured steps: the scene, not the measurement.
+    scene: &'static [&'static str],
+    steps: &'static [Step],
+}
+
+const CRATE: &[(&str, &str)] = &[
+    ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n"),
+    ("src/main.rs", "fn main() {\n    println!(\"{}\", tiny::answer());\n}\n"),
+    ("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn the_answer_holds() {\n    assert_eq!(answer(), 42);\n}\n"),
+];
+
+const REPO: &[(&str, &str)] = &[("a.txt", "alpha\n"), ("b.txt", "beta\n"), ("src/main.rs", "fn main() {}\n")];
+
+const GIT_BASE: &str = "git init -q -b main && git add . && git commit -q -m one";
+/// main and feature each change a different tracked file.
+const GIT_DIVERGED: &str = "git checkout -q -b feature && echo 'alpha 2' > a.txt && git commit -q -am feature \
+    && git checkout -q main && echo 'beta 2' > b.txt && git commit -q -am main";
+
+const NPM_APP: &[(&str, &str)] = &[
+    ("lib/package.json", "{\"name\": \"tiny-lib\", \"version\": \"1.0.0\", \"main\": \"index.js\"}\n"),
+    ("lib/index.js", "module.exports = 42;\n"),
+    ("package.json", "{\"name\": \"app\", \"version\": \"1.0.0\", \"private\": true}\n"),
+];
+const NPM_FLAGS: &str = "--offline --no-audit --no-fund --loglevel=error";
+
+const PY_PKG: &[(&str, &str)] = &[
+    ("pkg/__init__.py", ""),
+    ("pkg/mod.py", "X = 1\n"),
+    ("app.py", "import pkg.mod\nprint(pkg.mod.X)\n"),
+    ("tests/test_mod.py", "import pkg.mod\n\ndef test_x():\n    assert pkg.mod.X == 1\n"),
+];
+
+const MAKEFILE: &[(&str, &str)] = &[
+    ("Makefile", "all: hello out/data.txt\n\nhello: hello.c\n\tcc -o hello hello.c\n\nout/data.txt: input.txt\n\tmkdir -p out\n\tsed s/a/b/ input.txt > out/data.txt\n"),
+    ("hello.c", "int main(void) { return 0; }\n"),
+    ("input.txt", "banana\n"),
+];
+
+const WORKFLOWS: &[Workflow] = &[
+    Workflow {
+        name: "git init/add/commit/branch",
+        requires: "git --version",
+        files: REPO,
+        scene: &[],
+        steps: &[step("git init -q -b main"), step("git add ."), step("git commit -q -m one"), step("git branch feature"), step("git status --short")],
+    },
+    Workflow {
+        name: "git checkout",
+        requires: "git --version",
+        files: REPO,
+        scene: &[GIT_BASE, GIT_DIVERGED],
+        steps: &[step("git checkout -q feature"), step("git checkout -q main")],
+    },
+    Workflow {
+        name: "git merge",
+        requires: "git --version",
+        files: REPO,
+        scene: &[GIT_BASE, GIT_DIVERGED],
+        steps: &[step("git merge -q --no-edit feature")],
+    },
+    Workflow {
+        name: "git stash",
+        requires: "git --version",
+        files: REPO,
+        scene: &[GIT_BASE, "echo 'alpha wip' > a.txt"],
+        steps: &[step("git stash -q"), step("git stash pop -q")],
+    },
+    Workflow {
+        name: "git rebase",
+        requires: "git --version",
+        files: REPO,
+        scene: &[GIT_BASE, GIT_DIVERGED, "git checkout -q feature"],
+        steps: &[step("git rebase -q main")],
+    },
+    Workflow {
+        name: "cargo build (incremental)",
+        requires: "cargo --version",
+        files: CRATE,
+        scene: &[],
+        steps: &[step("cargo build -q --offline"), step("echo '// edit' >> src/lib.rs"), step("cargo build -q --offline")],
+    },
+    Workflow {
+        name: "cargo test (incremental)",
+        requires: "cargo --version",
+        files: CRATE,
+        scene: &[],
+        steps: &[step("cargo test -q --offline"), step("echo '// edit' >> src/lib.rs"), step("cargo test -q --offline")],
+    },
+    Workflow {
+        name: "npm install (local tarball)",
+        requires: "npm --version",
+        files: NPM_APP,
+        scene: &[],
+        steps: &[
+            step("cd lib && npm pack --loglevel=error >/dev/null"),
+            step("npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.0.tgz"),
+            step("node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'"),
+        ],
+    },
+    Workflow {
+        name: "npm ci",
+        requires: "npm --version",
+        files: NPM_APP,
+        scene: &["cd lib && npm pack --loglevel=error >/dev/null", "npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.0.tgz"],
+        steps: &[step("npm ci --offline --no-audit --no-fund --loglevel=error"), step("node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'")],
+    },
+    Workflow {
+        name: "python compileall",
+        requires: "python3 --version",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("python3 -m compileall -q pkg"), step("echo 'Y = 2' >> pkg/mod.py"), step("python3 -m compileall -q pkg")],
+    },
+    Workflow {
+        name: "python import (bytecode cache)",
+        requires: "python3 --version",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("python3 app.py"), step("echo 'Y = 2' >> pkg/mod.py"), step("python3 app.py")],
+    },
+    Workflow {
+        name: "pytest",
+        requires: "python3 -c 'import pytest'",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("python3 -m pytest -q")],
+    },
+    Workflow {
+        name: "sed -i",
+        requires: "sed --version",
+        files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
+        scene: &[],
+        steps: &[step("sed -i s/old/new/ a.txt"), step("sed -i s/old/new/ src/b.txt"), step("grep -q new a.txt && grep -q new src/b.txt")],
+    },
+    Workflow {
+        name: "perl -pi",
+        requires: "perl -v",
+        files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
+        scene: &[],
+        steps: &[step("perl -pi -e s/old/new/ a.txt"), step("perl -pi -e s/old/new/ src/b.txt"), step("grep -q new a.txt && grep -q new src/b.txt")],
+    },
+    Workflow {
+        name: "editor atomic save",
+        requires: "python3 --version",
+        files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
+        scene: &[],
+        steps: &[
+            step("python3 -c \"import os; open('a.txt.swp', 'w').write('saved\\n'); os.replace('a.txt.swp', 'a.txt')\""),
+            step("python3 -c \"import os; open('src/b.txt.swp', 'w').write('saved\\n'); os.replace('src/b.txt.swp', 'src/b.txt')\""),
+            step("grep -q saved a.txt && grep -q saved src/b.txt"),
+        ],
+    },
+    Workflow {
+        name: "make (incremental)",
+        requires: "make --version && cc --version",
+        files: MAKEFILE,
+        scene: &[],
+        steps: &[step("make -s"), step("echo '/* edit */' >> hello.c && echo apple >> input.txt"), step("make -s")],
+    },
+];
+
+/// The candidate tool-state baseline: folders inside the workspace whose
+/// contents are regenerable, opened for delete. `__pycache__` is a name, not
+/// a place, so it is found by walking the workspace when a call starts.
+const TOOL_STATE: &[&str] = &["target", "node_modules", ".venv", ".pytest_cache", ".git"];
+/// Inside a tool-state folder, what stays shut.
+const TOOL_STATE_SHUT: &[&str] = &[".git/hooks"];
+const PYCACHE: &str = "__pycache__";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fence {
+    /// The control: the same steps with the fence off.
+    Off,
+    /// The compiled default profile, no rules.
+    Default,
+    /// The default plus the tool-state table, simulated as rules.
+    ToolState,
+    /// Tool state plus each step's up-front asks, answered yes.
+    Asked,
+}
+
+impl Fence {
+    const MEASURED: [Fence; 3] = [Fence::Default, Fence::ToolState, Fence::Asked];
+
+    fn label(self) -> &'static str {
+        match self {
+            Fence::Off => "off",
+            Fence::Default => "default",
+            Fence::ToolState => "tool-state",
+            Fence::Asked => "tool-state+asks",
+        }
+    }
+}
+
+struct Tree {
+    base: PathBuf,
+}
+
+impl Tree {
+    fn new(name: &str) -> Option<Tree> {
+        if dsh_allow::runner::landlock_abi() == 0 {
+            assert!(std::env::var("DSH_ALLOW_REQUIRE_LANDLOCK").is_err(), "Landlock is required but this kernel has none");
+            eprintln!("SKIP {name}: this kernel has no Landlock; the workflow suite cannot run here");
+            return None;
+        }
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("workflows-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        for d in ["ws", "home/.dsh", "npm-cache"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
+        Some(Tree { base })
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.base.join("ws")
+    }
+
+    fn p(&self, rel: &str) -> String {
+        self.base.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn fresh<S: AsRef<str>>(&self, files: &[(S, S)]) {
+        let _ = fs::remove_dir_all(self.ws());
+        fs::create_dir_all(self.ws()).unwrap();
+        for (rel, text) in files {
+            let path = self.ws().join(rel.as_ref());
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text.as_ref()).unwrap();
+        }
+    }
+
+    /// The toolchains live in the real home (~/.cargo, ~/.rustup, ~/.pyenv),
+    /// which the baseline opens for read and execute, so the profile names
+    /// the real home. Everything a tool would keep there is pointed away
+    /// from it: git ignores the user's config, npm's cache sits in the tree,
+    /// outside the workspace and ungranted, like ~/.npm.
+    fn profile(&self, rules: Vec<Value>) -> Value {
+        json!({
+            "workspace": self.p("ws"),
+            "home": std::env::var("HOME").unwrap_or_else(|_| "/root".into()),
+            "harnessHome": self.p("home/.dsh"),
+            "platform": "linux",
+            "mode": "workspace-write",
+            "rules": rules,
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")],
+        })
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.current_dir(self.ws())
+            .stdin(Stdio::null())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Work Flow")
+            .env("GIT_AUTHOR_EMAIL", "wf@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Work Flow")
+            .env("GIT_COMMITTER_EMAIL", "wf@example.invalid")
+            // Fixed dates: the control run and the fenced runs make the same objects.
+            .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_EDITOR", "true")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("npm_config_cache", self.p("npm-cache"))
+            .env("npm_config_update_notifier", "false")
+            .env("CARGO_BUILD_JOBS", "2")
+            .env("CARGO_TERM_COLOR", "never")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .env_remove("PYTHONPYCACHEPREFIX")
+            // The environment this runs in may turn bytecode caching off;
+            // the workflows measure it on.
+            .env_remove("PYTHONDONTWRITEBYTECODE");
+        c
+    }
+
+    fn unfenced(&self, script: &str) -> Output {
+        self.command("/bin/sh").args(["-c", script]).output().expect("sh starts")
+    }
+
+    fn fenced(&self, fence: Fence, rules: Vec<Value>, script: &str) -> Output {
+        let profile = self.profile(rules).to_string();
+        let mut args = vec!["600", BIN, "run", "--profile-json", &profile];
+        if fence == Fence::Off {
+            args.extend(["--enforce", "off"]);
+        }
+        args.extend(["--", "/bin/sh", "-c", script]);
+        self.command("timeout").args(args).output().expect("the runner starts")
+    }
+
+    /// Every file (not folder) under the workspace, relative to it.
+    fn files(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        walk(&self.ws(), &mut |p, is_dir| {
+            if !is_dir {
+                out.insert(p.strip_prefix(self.ws()).unwrap().to_string_lossy().into_owned());
+            }
+            true
+        });
+        out
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+/// Depth-first; `visit` returns false to keep out of a folder.
+fn walk(dir: &Path, visit: &mut dyn FnMut(&Path, bool) -> bool) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if visit(&path, is_dir) && is_dir {
+            walk(&path, visit);
+        }
+    }
+}
+
+fn rule(path: &str, access: Value) -> Value {
+    json!({ "id": format!("wf-{path}"), "path": path, "recursive": true, "access": access })
+}
+
+/// The tool-state table as rules, for the folders present when the call starts
+/// (Landlock can only attach to what exists).
+fn tool_state_rules(ws: &Path) -> Vec<Value> {
+    let mut rules = Vec::new();
+    for rel in TOOL_STATE {
+        let p = ws.join(rel);
+        if p.exists() {
+            rules.push(rule(&p.to_string_lossy(), json!({ "delete": true })));
+        }
+    }
+    for rel in TOOL_STATE_SHUT {
+        let p = ws.join(rel);
+        if p.exists() {
+            rules.push(rule(&p.to_string_lossy(), json!({ "delete": false })));
+        }
+    }
+    walk(ws, &mut |p, is_dir| {
+        if !is_dir {
+            return false;
+        }
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        if name == PYCACHE {
+            rules.push(rule(&p.to_string_lossy(), json!({ "delete": true })));
+            return false;
+        }
+        !matches!(name.as_ref(), ".git" | "target" | "node_modules")
+    });
+    rules
+}
+
+fn rules_for(fence: Fence, ws: &Path, step: &Step) -> Vec<Value> {
+    let mut rules = Vec::new();
+    if matches!(fence, Fence::ToolState | Fence::Asked) {
+        rules.extend(tool_state_rules(ws));
+    }
+    if fence == Fence::Asked {
+        for rel in step.asks {
+            let p = if rel.is_empty() { ws.to_path_buf() } else { ws.join(rel) };
+            rules.push(rule(&p.to_string_lossy(), json!({ "delete": true })));
+        }
+    }
+    rules
+}
+
+const DENIALS: &[&str] = &["Permission denied", "Operation not permitted", "EACCES", "EPERM", "os error 13", "os error 1)"];
+
+/// The first line of `text` carrying a denial signature, and the path it
+/// names (looking back a few lines: cargo puts the path above its cause).
+fn first_denial(text: &str, ws: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| DENIALS.iter().any(|d| l.contains(d)))?;
+    let path = (0..=at.min(4)).map(|back| lines[at - back]).find_map(path_in).unwrap_or_default();
+    let path = path.strip_prefix(ws).map(|p| p.trim_start_matches('/').to_string()).unwrap_or(path);
+    let mut line = lines[at].trim().to_string();
+    if line.len() > 110 {
+        let cut = (0..=110).rev().find(|&i| line.is_char_boundary(i)).unwrap();
+        line.truncate(cut);
+        line.push('…');
+    }
+    Some((path, line.replace(ws, "$WS")))
+}
+
+/// A quoted path, else the first word that looks like one.
+fn path_in(line: &str) -> Option<String> {
+    for (open, close) in [('\'', '\''), ('"', '"'), ('`', '`'), ('‘', '’')] {
+        let mut rest = line;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else { break };
+            let q = &after[..j];
+            if q.contains('/') || q.contains('.') {
+                return Some(q.to_string());
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    line.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ':' | ',' | '(' | ')' | ';')))
+        .find(|w| w.contains('/') && !w.starts_with("http"))
+        .map(str::to_string)
+}
+
+struct Outcome {
+    passed: bool,
+    /// 1-based index of the step that failed.
+    failed_step: Option<usize>,
+    denial: Option<(String, String)>,
+    litter: Vec<String>,
+    asks: usize,
+    detail: String,
+}
+
+fn run_workflow(t: &Tree, w: &Workflow, fence: Fence, control: Option<&BTreeSet<String>>) -> Outcome {
+    t.fresh(w.files);
+    for s in w.scene {
+        let out = t.unfenced(s);
+        assert!(out.status.success(), "{}: the scene failed at `{s}`: {}", w.name, String::from_utf8_lossy(&out.stderr));
+    }
+    let ws = t.p("ws");
+    let mut outcome = Outcome { passed: true, failed_step: None, denial: None, litter: Vec::new(), asks: 0, detail: String::new() };
+    for (i, s) in w.steps.iter().enumerate() {
+        if fence == Fence::Asked && !s.asks.is_empty() {
+            outcome.asks += 1;
+        }
+        let out = t.fenced(fence, rules_for(fence, &t.ws(), s), s.run);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+        if outcome.denial.is_none() {
+            outcome.denial = first_denial(&text, &ws);
+        }
+        if !out.status.success() {
+            outcome.passed = false;
+            outcome.failed_step = Some(i + 1);
+            let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(6).collect();
+            outcome.detail = format!("`{}` exited {:?}:\n      {}", s.run, out.status.code(), tail.join("\n      ").replace(&ws, "$WS"));
+            break;
+        }
+    }
+    if let Some(control) = control {
+        // Incremental session folders are named by time: not litter.
+        outcome.litter = t.files().difference(control).filter(|f| !f.contains("/incremental/")).cloned().collect();
+    }
+    outcome
+}
+
+fn cell(o: &Outcome) -> String {
+    let mut c = match o.failed_step {
+        None => "pass".to_string(),
+        Some(n) => format!("FAIL@{n}"),
+    };
+    if o.passed && o.denial.is_some() {
+        c.push_str(" (denied)");
+    }
+    if !o.litter.is_empty() {
+        c.push_str(&format!(" +{} litter", o.litter.len()));
+    }
+    c
+}
+
+#[test]
+fn every_workflow_is_measured_under_the_default_fence() {
+    let Some(t) = Tree::new("suite") else { return };
+    let mut table = Vec::new();
+    let mut details = Vec::new();
+    for w in WORKFLOWS {
+        if !t.unfenced(w.requires).status.success() {
+            eprintln!("SKIP {}: `{}` failed, the tool is not installed here", w.name, w.requires);
+            table.push(format!("| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |", w.name, "SKIP", "-", "-", "-", "-"));
+            continue;
+        }
+        let control = run_workflow(&t, w, Fence::Off, None);
+        if !control.passed {
+            details.push(format!("{} [off]: the control run failed, the workflow itself is broken here\n    {}", w.name, control.detail));
+        }
+        let control_files = t.files();
+        let mut cells = vec![cell(&control)];
+        let mut first = String::from("-");
+        for fence in Fence::MEASURED {
+            let o = run_workflow(&t, w, fence, Some(&control_files));
+            if fence == Fence::Default {
+                if let Some((path, _)) = &o.denial {
+                    first = if path.is_empty() { "(no path named)".into() } else { path.clone() };
+                }
+            }
+            let mut c = cell(&o);
+            if fence == Fence::Asked {
+                c.push_str(&format!(" {}ask", o.asks));
+            }
+            cells.push(c);
+            if !o.passed || o.denial.is_some() || !o.litter.is_empty() {
+                let mut d = format!("{} [{}]:", w.name, fence.label());
+                if let Some((path, line)) = &o.denial {
+                    d.push_str(&format!("\n    first denial: {path}\n      {line}"));
+                }
+                if !o.passed {
+                    d.push_str(&format!("\n    step {} {}", o.failed_step.unwrap(), o.detail));
+                }
+                if !o.litter.is_empty() {
+                    let shown: Vec<&String> = o.litter.iter().take(4).collect();
+                    d.push_str(&format!("\n    litter ({}): {shown:?}", o.litter.len()));
+                }
+                details.push(d);
+            }
+        }
+        table.push(format!(
+            "| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |",
+            w.name, cells[0], cells[1], truncate(&first, 28), cells[2], cells[3]
+        ));
+    }
+    let mut report = String::from("\nworkflow suite: one fenced `dsh-allow run` per step; FAIL@n = step n failed; litter = files the control run does not leave\n");
+    report.push_str(&format!(
+        "| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |\n",
+        "workflow", "off", "default", "first denied (default)", "tool-state", "tool-state+asks"
+    ));
+    report.push_str(&format!("|{}|{}|{}|{}|{}|{}|\n", "-".repeat(32), "-".repeat(9), "-".repeat(18), "-".repeat(30), "-".repeat(18), "-".repeat(18)));
+    for row in &table {
+        report.push_str(row);
+        report.push('\n');
+    }
+    report.push_str("\ndetails:\n");
+    for d in &details {
+        report.push_str(d);
+        report.push('\n');
+    }
+    eprintln!("{report}");
+    assert_eq!(table.len(), WORKFLOWS.len(), "a workflow was left out of the report");
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let keep: String = s.chars().rev().take(n - 1).collect::<Vec<_>>().into_iter().rev().collect();
+        format!("…{keep}")
+    }
+}
+
+/// The promise the tool-state design must keep: user files in the workspace
+/// cannot be deleted while delete is not granted, under the default profile
+/// and with the whole tool-state table open.
+#[test]
+fn deleting_user_files_stays_refused_by_the_kernel_with_the_tool_state_table_open() {
+    let Some(t) = Tree::new("promise") else { return };
+    let mut files: Vec<(String, String)> = CRATE.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+    for (p, t) in [("a.txt", "alpha\n"), ("pkg/mod.py", "X = 1\n"), ("pkg/__pycache__/mod.cpython-311.pyc", "")] {
+        files.push((p.into(), t.into()));
+    }
+    for dir in ["target/debug", "node_modules/x", ".git/objects", ".git/hooks", ".venv/lib", ".pytest_cache/v"] {
+        files.push((format!("{dir}/keep"), "x".into()));
+    }
+    t.fresh(&files);
+    let step = Step { run: "", asks: &[] };
+    for fence in [Fence::Default, Fence::ToolState] {
+        for script in ["rm -rf src", "rm src/main.rs", "python3 -c 'import os; os.remove(\"src/main.rs\")'", "rm a.txt", "rm pkg/mod.py"] {
+            let out = t.fenced(fence, rules_for(fence, &t.ws(), &step), script);
+            assert!(!out.status.success(), "[{}] delete was not refused: {script}", fence.label());
+        }
+        assert!(t.ws().join("src/main.rs").exists() && t.ws().join("src/lib.rs").exists(), "[{}] a user file went", fence.label());
+        assert!(t.ws().join("a.txt").exists() && t.ws().join("pkg/mod.py").exists(), "[{}] a user file went", fence.label());
+    }
+    // What the table opens, it opens: regenerable state goes, hooks stay.
+    let tool = rules_for(Fence::ToolState, &t.ws(), &step);
+    for script in ["rm -rf target/debug", "rm -rf node_modules/x", "rm .git/objects/keep", "rm -rf pkg/__pycache__/*"] {
+        let out = t.fenced(Fence::ToolState, tool.clone(), script);
+        assert!(out.status.success(), "tool state was not deletable: {script}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(!t.fenced(Fence::ToolState, tool, "rm .git/hooks/keep").status.success(), "a hook could be deleted");
+}
