@@ -163,10 +163,10 @@ pub fn new_rule_id() -> Result<String, JsError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// `reviewInput(request)`: what the auto-reviewer is shown, or `null` when
-/// there is nothing it could allow.
-#[wasm_bindgen(js_name = reviewInput)]
-pub fn review_input(request: JsValue) -> Result<JsValue, JsError> {
+/// `buildReviewInput(request)`: what the auto-reviewer is shown, or `null`
+/// when there is nothing it could allow.
+#[wasm_bindgen(js_name = buildReviewInput)]
+pub fn build_review_input(request: JsValue) -> Result<JsValue, JsError> {
     let request: crate::review::ReviewRequest = from_js(request, "review request")?;
     to_js(&crate::review::review_input(&request))
 }
