@@ -99,7 +99,7 @@ export class LedgerTail {
    * newline are a line still being written: they are left for a later read.
    */
   scan(fd, st, sessionId) {
-    const marker = sessionMarker(sessionId)
+    const needle = Buffer.from(sessionMarker(sessionId))
     const kept = []
     let decisions = 0
     let pos = st.size
@@ -113,11 +113,12 @@ export class LedgerTail {
       }
       const budget = end === undefined ? this.chunkBytes : Math.min(this.chunkBytes, this.maxBytes - (end - pos))
       const size = Math.min(budget, pos)
-      const chunk = Buffer.allocUnsafe(size)
-      readFully(fd, chunk, pos - size)
+      // The chunk, then the carried start of the line it ends inside.
+      let buf = Buffer.allocUnsafe(size + carry.length)
+      readFully(fd, buf.subarray(0, size), pos - size)
+      carry.copy(buf, size)
       this.bytesRead += size
       pos -= size
-      let buf = carry.length === 0 ? chunk : Buffer.concat([chunk, carry])
       if (end === undefined) {
         const last = buf.lastIndexOf(NEWLINE)
         carry = EMPTY
@@ -133,9 +134,8 @@ export class LedgerTail {
         continue
       }
       carry = buf.subarray(0, first + 1)
-      const lines = splitLines(buf.subarray(first + 1).toString('utf8'))
+      const lines = linesWith(buf.subarray(first + 1), needle)
       for (let i = lines.length - 1; i >= 0; i--) {
-        if (marker !== '' && !lines[i].includes(marker)) continue
         kept.push(lines[i])
         if (lines[i].startsWith(DECISION_PREFIX)) decisions += 1
       }
@@ -146,7 +146,7 @@ export class LedgerTail {
 
   /** The file grew: read only what was appended since the window's end. */
   extend(fd, w, st, sessionId) {
-    const marker = sessionMarker(sessionId)
+    const needle = Buffer.from(sessionMarker(sessionId))
     const fresh = Buffer.allocUnsafe(st.size - w.end)
     readFully(fd, fresh, w.end)
     this.bytesRead += fresh.length
@@ -154,8 +154,7 @@ export class LedgerTail {
     if (last === -1) return this.make(st, w.end, w.lines, w.decisions, w.truncated)
     const lines = w.lines.slice()
     let decisions = w.decisions
-    for (const line of splitLines(fresh.subarray(0, last + 1).toString('utf8'))) {
-      if (marker !== '' && !line.includes(marker)) continue
+    for (const line of linesWith(fresh.subarray(0, last + 1), needle)) {
       lines.push(line)
       if (line.startsWith(DECISION_PREFIX)) decisions += 1
     }
@@ -191,6 +190,27 @@ function emptyWindow() {
 
 function splitLines(text) {
   return text.split('\n').filter((l) => l.trim() !== '')
+}
+
+/**
+ * The lines of `buf` (whole lines, oldest first) that contain `needle`. The
+ * search runs on the bytes, so only the kept lines are ever decoded: in a
+ * ledger shared by many sessions most of the 4 MiB never becomes a string.
+ */
+function linesWith(buf, needle) {
+  if (needle.length === 0) return splitLines(buf.toString('utf8'))
+  const out = []
+  let from = 0
+  for (;;) {
+    const hit = buf.indexOf(needle, from)
+    if (hit === -1) return out
+    const start = buf.lastIndexOf(NEWLINE, hit) + 1
+    let end = buf.indexOf(NEWLINE, hit)
+    if (end === -1) end = buf.length
+    const line = buf.toString('utf8', start, end)
+    if (line.trim() !== '') out.push(line)
+    from = end + 1
+  }
 }
 
 function readFully(fd, buf, position) {
