@@ -111,6 +111,29 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
     assert.equal(fold.hasFold, true)
   })
 
+  test('in Chinese the tab and the rows speak the zh dictionary', async () => {
+    // A persistent context has one locale; the page's language is what DSH reads.
+    const zhPage = await browser.newPage()
+    await zhPage.addInitScript(() => {
+      Object.defineProperty(navigator, 'languages', { get: () => ['zh-CN', 'zh'] })
+      Object.defineProperty(navigator, 'language', { get: () => 'zh-CN' })
+    })
+    try {
+      await zhPage.goto(`${web.url}/`)
+      // The session's title comes from the scripted model ("e2e").
+      await zhPage.getByText('e2e', { exact: true }).first().click()
+      await zhPage.getByText('审批', { exact: true }).click()
+      const view = zhPage.locator('[data-dsh-allow=approvals]')
+      await view.locator('tr[data-call-id]').nth(2).waitFor({ timeout: 15_000 })
+      assert.deepEqual(await view.locator('th').allInnerTexts(), ['时间', '命令', '结果', '来源', '规则、复核或操作', '缺少'])
+      assert.deepEqual(await view.locator('.dsh-allow-badge').allInnerTexts(), ['人工', '规则', '策略'])
+      assert.equal(await view.locator('label').innerText(), '显示默认放行(1)')
+      await zhPage.screenshot({ path: screenshotPath('web-approvals-zh.png') })
+    } finally {
+      await zhPage.close()
+    }
+  })
+
   test('folding 500 rows in the browser', async (t) => {
     const ms = await page.evaluate(async () => {
       const core = await import('/dsh-allow/core/web.js')
