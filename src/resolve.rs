@@ -114,12 +114,21 @@ impl Policy {
     pub fn new(input: &PolicyInput, host: &dyn Host) -> Policy {
         let home = paths::normalize(input.home);
         let abs = |p: &str| paths::absolute("/", p, &home);
-        let prepare = |r: &Rule, tier: Tier| Prepared {
-            roots: Spellings::of(&abs(&r.path), host),
-            recursive: r.recursive,
-            access: r.access,
-            tier,
-            rule_id: Some(r.id.clone()).filter(|id| !id.is_empty()),
+        let linux = input.platform == Platform::Linux;
+        let prepare = |r: &Rule, tier: Tier| {
+            let mut access = r.access;
+            // Landlock lets a program start only where it may also be read
+            // (the kernel reads it to map it): on Linux execute brings read.
+            if linux && access.grants(Capability::Execute) && access.read.is_none() {
+                access.read = Some(true);
+            }
+            Prepared {
+                roots: Spellings::of(&abs(&r.path), host),
+                recursive: r.recursive,
+                access,
+                tier,
+                rule_id: Some(r.id.clone()).filter(|id| !id.is_empty()),
+            }
         };
         let mut explicit: Vec<Prepared> = input.rules.iter().map(|r| prepare(r, Tier::Rule)).collect();
         explicit.extend(input.grants.iter().map(|r| prepare(r, Tier::Grant)));

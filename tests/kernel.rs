@@ -312,11 +312,16 @@ fn differential(name: &str, probes: usize) {
         );
         for n in 0..per_set.min(probes - set * per_set) {
             let d = dirs[rnd(dirs.len())];
+            // Each probe meets the files as the rule set found them: an
+            // earlier probe may have deleted f1 or grown f2.
+            for f in ["f1", "f2"] {
+                fs::write(t.base.join(d).join(f), "data\n").unwrap();
+            }
             let cap = Capability::ALL[rnd(5)];
             let (path, script) = match cap {
                 Capability::Read => (format!("{d}/f1"), format!("cat {}", t.p(&format!("{d}/f1")))),
                 Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", t.p(&format!("{d}/f2")))),
-                Capability::Create => (format!("{d}/new{n}"), format!("echo c > {}", t.p(&format!("{d}/new{n}")))),
+                Capability::Create => (format!("{d}/new{set}-{n}"), format!("touch {}", t.p(&format!("{d}/new{set}-{n}")))),
                 Capability::Delete => (format!("{d}/f1"), format!("rm {}", t.p(&format!("{d}/f1")))),
                 Capability::Execute => (format!("{d}/run"), t.p(&format!("{d}/run"))),
             };

@@ -13,7 +13,8 @@ pub fn rights(cap: Capability) -> &'static [&'static str] {
         // A rename or link into another directory also needs REFER.
         Capability::Create => &["MAKE_REG", "MAKE_DIR", "MAKE_SYM", "MAKE_FIFO", "MAKE_SOCK", "REFER"],
         Capability::Delete => &["REMOVE_FILE", "REMOVE_DIR"],
-        Capability::Execute => &["EXECUTE"],
+        // The kernel maps a program only when it may also be read.
+        Capability::Execute => &["EXECUTE", "READ_FILE"],
     }
 }
 
