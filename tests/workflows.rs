@@ -23,19 +23,30 @@ use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
 
-/// One step of a workflow: a shell command line, and the folders (relative
-/// to the workspace, "" for its root) whose delete an honest effects table
-/// would ask for up front, once, before this step runs.
+/// One step of a workflow: a shell command line, and what an honest effects
+/// table would ask for up front, once, before this step runs.
 struct Step {
     run: &'static str,
-    asks: &'static [&'static str],
+    asks: &'static [Ask],
+}
+
+/// What the decision would do up front for a step, in workspace-relative paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// A prompt: delete inside this folder ("" is the workspace root),
+    /// granted for the call once answered.
+    Delete(&'static str),
+    /// No prompt: a tool-state folder the step will fill does not exist yet,
+    /// so the kernel has nothing to attach the baseline's delete to. Make it
+    /// before the ruleset is applied (create is granted there already).
+    Prepare(&'static str),
 }
 
 const fn step(run: &'static str) -> Step {
     Step { run, asks: &[] }
 }
 
-const fn ask(run: &'static str, asks: &'static [&'static str]) -> Step {
+const fn ask(run: &'static str, asks: &'static [Ask]) -> Step {
     Step { run, asks }
 }
 
@@ -50,7 +61,7 @@ struct Workflow {
 }
 
 const CRATE: &[(&str, &str)] = &[
-    ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n"),
+    ("Cargo.toml", "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n\n[workspace]\n"),
     ("src/main.rs", "fn main() {\n    println!(\"{}\", tiny::answer());\n}\n"),
     ("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n\n#[test]\nfn the_answer_holds() {\n    assert_eq!(answer(), 42);\n}\n"),
 ];
@@ -67,7 +78,6 @@ const NPM_APP: &[(&str, &str)] = &[
     ("lib/index.js", "module.exports = 42;\n"),
     ("package.json", "{\"name\": \"app\", \"version\": \"1.0.0\", \"private\": true}\n"),
 ];
-const NPM_FLAGS: &str = "--offline --no-audit --no-fund --loglevel=error";
 
 const PY_PKG: &[(&str, &str)] = &[
     ("pkg/__init__.py", ""),
@@ -88,49 +98,57 @@ const WORKFLOWS: &[Workflow] = &[
         requires: "git --version",
         files: REPO,
         scene: &[],
-        steps: &[step("git init -q -b main"), step("git add ."), step("git commit -q -m one"), step("git branch feature"), step("git status --short")],
+        steps: &[ask("git init -q -b main", &[Ask::Prepare(".git")]), step("git add ."), step("git commit -q -m one"), step("git branch feature"), step("git status --short")],
     },
     Workflow {
         name: "git checkout",
         requires: "git --version",
         files: REPO,
         scene: &[GIT_BASE, GIT_DIVERGED],
-        steps: &[step("git checkout -q feature"), step("git checkout -q main")],
+        steps: &[ask("git checkout -q feature", &[Ask::Delete("")]), ask("git checkout -q main", &[Ask::Delete("")])],
     },
     Workflow {
         name: "git merge",
         requires: "git --version",
         files: REPO,
         scene: &[GIT_BASE, GIT_DIVERGED],
-        steps: &[step("git merge -q --no-edit feature")],
+        steps: &[ask("git merge -q --no-edit feature", &[Ask::Delete("")])],
     },
     Workflow {
         name: "git stash",
         requires: "git --version",
         files: REPO,
         scene: &[GIT_BASE, "echo 'alpha wip' > a.txt"],
-        steps: &[step("git stash -q"), step("git stash pop -q")],
+        steps: &[ask("git stash -q", &[Ask::Delete("")]), ask("git stash pop -q", &[Ask::Delete("")])],
     },
     Workflow {
         name: "git rebase",
         requires: "git --version",
         files: REPO,
         scene: &[GIT_BASE, GIT_DIVERGED, "git checkout -q feature"],
-        steps: &[step("git rebase -q main")],
+        steps: &[ask("git rebase -q main", &[Ask::Delete("")])],
     },
     Workflow {
         name: "cargo build (incremental)",
         requires: "cargo --version",
         files: CRATE,
         scene: &[],
-        steps: &[step("cargo build -q --offline"), step("echo '// edit' >> src/lib.rs"), step("cargo build -q --offline")],
+        steps: &[
+            ask("cargo build -q --offline", &[Ask::Prepare("target")]),
+            step("echo '// edit' >> src/lib.rs"),
+            step("cargo build -q --offline"),
+        ],
     },
     Workflow {
         name: "cargo test (incremental)",
         requires: "cargo --version",
         files: CRATE,
         scene: &[],
-        steps: &[step("cargo test -q --offline"), step("echo '// edit' >> src/lib.rs"), step("cargo test -q --offline")],
+        steps: &[
+            ask("cargo test -q --offline", &[Ask::Prepare("target")]),
+            step("echo '// edit' >> src/lib.rs"),
+            step("cargo test -q --offline"),
+        ],
     },
     Workflow {
         name: "npm install (local tarball)",
@@ -141,6 +159,20 @@ const WORKFLOWS: &[Workflow] = &[
             step("cd lib && npm pack --loglevel=error >/dev/null"),
             step("npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.0.tgz"),
             step("node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'"),
+            step("printf '{\"name\": \"tiny-lib\", \"version\": \"1.0.1\", \"main\": \"index.js\"}' > lib/package.json && echo 'module.exports = 43;' > lib/index.js"),
+            step("cd lib && npm pack --loglevel=error >/dev/null"),
+            step("npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.1.tgz"),
+            step("node -e 'process.exit(require(\"tiny-lib\") === 43 ? 0 : 1)'"),
+        ],
+    },
+    Workflow {
+        name: "npm install, cache ungranted",
+        requires: "npm --version",
+        files: NPM_APP,
+        scene: &[],
+        steps: &[
+            step("cd lib && npm_config_cache=\"$WF_UNGRANTED\"/npm-cache npm pack --loglevel=error >/dev/null"),
+            step("npm_config_cache=\"$WF_UNGRANTED\"/npm-cache npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.0.tgz"),
         ],
     },
     Workflow {
@@ -155,7 +187,11 @@ const WORKFLOWS: &[Workflow] = &[
         requires: "python3 --version",
         files: PY_PKG,
         scene: &[],
-        steps: &[step("python3 -m compileall -q pkg"), step("echo 'Y = 2' >> pkg/mod.py"), step("python3 -m compileall -q pkg")],
+        steps: &[
+            ask("python3 -m compileall -q pkg", &[Ask::Prepare("pkg/__pycache__")]),
+            step("echo 'Y = 2' >> pkg/mod.py"),
+            step("python3 -m compileall -q pkg"),
+        ],
     },
     Workflow {
         name: "python import (bytecode cache)",
@@ -163,6 +199,17 @@ const WORKFLOWS: &[Workflow] = &[
         files: PY_PKG,
         scene: &[],
         steps: &[step("python3 app.py"), step("echo 'Y = 2' >> pkg/mod.py"), step("python3 app.py")],
+    },
+    Workflow {
+        name: "python import, cache prefix",
+        requires: "python3 --version",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[
+            step("PYTHONPYCACHEPREFIX=\"$WF_TMP\"/pycache python3 app.py"),
+            step("echo 'Y = 2' >> pkg/mod.py"),
+            step("PYTHONPYCACHEPREFIX=\"$WF_TMP\"/pycache python3 app.py"),
+        ],
     },
     Workflow {
         name: "pytest",
@@ -176,14 +223,14 @@ const WORKFLOWS: &[Workflow] = &[
         requires: "sed --version",
         files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
         scene: &[],
-        steps: &[step("sed -i s/old/new/ a.txt"), step("sed -i s/old/new/ src/b.txt"), step("grep -q new a.txt && grep -q new src/b.txt")],
+        steps: &[ask("sed -i s/old/new/ a.txt", &[Ask::Delete("")]), ask("sed -i s/old/new/ src/b.txt", &[Ask::Delete("src")]), step("grep -q new a.txt && grep -q new src/b.txt")],
     },
     Workflow {
         name: "perl -pi",
         requires: "perl -v",
         files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
         scene: &[],
-        steps: &[step("perl -pi -e s/old/new/ a.txt"), step("perl -pi -e s/old/new/ src/b.txt"), step("grep -q new a.txt && grep -q new src/b.txt")],
+        steps: &[ask("perl -pi -e s/old/new/ a.txt", &[Ask::Delete("")]), ask("perl -pi -e s/old/new/ src/b.txt", &[Ask::Delete("src")]), step("grep -q new a.txt && grep -q new src/b.txt")],
     },
     Workflow {
         name: "editor atomic save",
@@ -191,8 +238,8 @@ const WORKFLOWS: &[Workflow] = &[
         files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
         scene: &[],
         steps: &[
-            step("python3 -c \"import os; open('a.txt.swp', 'w').write('saved\\n'); os.replace('a.txt.swp', 'a.txt')\""),
-            step("python3 -c \"import os; open('src/b.txt.swp', 'w').write('saved\\n'); os.replace('src/b.txt.swp', 'src/b.txt')\""),
+            ask("python3 -c \"import os; open('a.txt.swp', 'w').write('saved\\n'); os.replace('a.txt.swp', 'a.txt')\"", &[Ask::Delete("")]),
+            ask("python3 -c \"import os; open('src/b.txt.swp', 'w').write('saved\\n'); os.replace('src/b.txt.swp', 'src/b.txt')\"", &[Ask::Delete("src")]),
             step("grep -q saved a.txt && grep -q saved src/b.txt"),
         ],
     },
@@ -209,7 +256,7 @@ const WORKFLOWS: &[Workflow] = &[
 /// contents are regenerable, opened for delete. `__pycache__` is a name, not
 /// a place, so it is found by walking the workspace when a call starts.
 const TOOL_STATE: &[&str] = &["target", "node_modules", ".venv", ".pytest_cache", ".git"];
-/// Inside a tool-state folder, what stays shut.
+/// Inside a tool-state folder, what a stricter table would keep shut.
 const TOOL_STATE_SHUT: &[&str] = &[".git/hooks"];
 const PYCACHE: &str = "__pycache__";
 
@@ -221,18 +268,21 @@ enum Fence {
     Default,
     /// The default plus the tool-state table, simulated as rules.
     ToolState,
+    /// The same with `.git/hooks` kept shut inside `.git`.
+    HooksShut,
     /// Tool state plus each step's up-front asks, answered yes.
     Asked,
 }
 
 impl Fence {
-    const MEASURED: [Fence; 3] = [Fence::Default, Fence::ToolState, Fence::Asked];
+    const MEASURED: [Fence; 4] = [Fence::Default, Fence::ToolState, Fence::HooksShut, Fence::Asked];
 
     fn label(self) -> &'static str {
         match self {
             Fence::Off => "off",
             Fence::Default => "default",
             Fence::ToolState => "tool-state",
+            Fence::HooksShut => "tool-state, hooks shut",
             Fence::Asked => "tool-state+asks",
         }
     }
@@ -240,6 +290,9 @@ impl Fence {
 
 struct Tree {
     base: PathBuf,
+    /// Under /tmp, which the baseline opens fully: where a tool's own cache
+    /// goes when it is granted (npm's cache, Python's bytecode prefix).
+    tmp: PathBuf,
 }
 
 impl Tree {
@@ -255,7 +308,10 @@ impl Tree {
             fs::create_dir_all(base.join(d)).unwrap();
         }
         fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
-        Some(Tree { base })
+        let tmp = PathBuf::from(format!("/tmp/dsh-allow-workflows-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).unwrap();
+        Some(Tree { base, tmp })
     }
 
     fn ws(&self) -> PathBuf {
@@ -279,8 +335,9 @@ impl Tree {
     /// The toolchains live in the real home (~/.cargo, ~/.rustup, ~/.pyenv),
     /// which the baseline opens for read and execute, so the profile names
     /// the real home. Everything a tool would keep there is pointed away
-    /// from it: git ignores the user's config, npm's cache sits in the tree,
-    /// outside the workspace and ungranted, like ~/.npm.
+    /// from it: git ignores the user's config; npm's cache sits in a temp
+    /// dir, as if a command grant opened ~/.npm (the ungranted case, a
+    /// folder of the tree outside the workspace, is measured on its own).
     fn profile(&self, rules: Vec<Value>) -> Value {
         json!({
             "workspace": self.p("ws"),
@@ -308,7 +365,9 @@ impl Tree {
             .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
             .env("GIT_EDITOR", "true")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .env("npm_config_cache", self.p("npm-cache"))
+            .env("WF_TMP", &self.tmp)
+            .env("WF_UNGRANTED", &self.base)
+            .env("npm_config_cache", self.tmp.join("npm-cache"))
             .env("npm_config_update_notifier", "false")
             .env("CARGO_BUILD_JOBS", "2")
             .env("CARGO_TERM_COLOR", "never")
@@ -351,6 +410,7 @@ impl Tree {
 impl Drop for Tree {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.base);
+        let _ = fs::remove_dir_all(&self.tmp);
     }
 }
 
@@ -372,7 +432,7 @@ fn rule(path: &str, access: Value) -> Value {
 
 /// The tool-state table as rules, for the folders present when the call starts
 /// (Landlock can only attach to what exists).
-fn tool_state_rules(ws: &Path) -> Vec<Value> {
+fn tool_state_rules(ws: &Path, shut: &[&str]) -> Vec<Value> {
     let mut rules = Vec::new();
     for rel in TOOL_STATE {
         let p = ws.join(rel);
@@ -380,7 +440,7 @@ fn tool_state_rules(ws: &Path) -> Vec<Value> {
             rules.push(rule(&p.to_string_lossy(), json!({ "delete": true })));
         }
     }
-    for rel in TOOL_STATE_SHUT {
+    for rel in shut {
         let p = ws.join(rel);
         if p.exists() {
             rules.push(rule(&p.to_string_lossy(), json!({ "delete": false })));
@@ -402,12 +462,18 @@ fn tool_state_rules(ws: &Path) -> Vec<Value> {
 
 fn rules_for(fence: Fence, ws: &Path, step: &Step) -> Vec<Value> {
     let mut rules = Vec::new();
-    if matches!(fence, Fence::ToolState | Fence::Asked) {
-        rules.extend(tool_state_rules(ws));
+    match fence {
+        Fence::ToolState | Fence::Asked => rules.extend(tool_state_rules(ws, &[])),
+        Fence::HooksShut => rules.extend(tool_state_rules(ws, TOOL_STATE_SHUT)),
+        Fence::Off | Fence::Default => {}
     }
     if fence == Fence::Asked {
-        for rel in step.asks {
+        for a in step.asks {
+            let (Ask::Delete(rel) | Ask::Prepare(rel)) = *a;
             let p = if rel.is_empty() { ws.to_path_buf() } else { ws.join(rel) };
+            if let Ask::Prepare(_) = a {
+                fs::create_dir_all(&p).unwrap();
+            }
             rules.push(rule(&p.to_string_lossy(), json!({ "delete": true })));
         }
     }
@@ -421,7 +487,8 @@ const DENIALS: &[&str] = &["Permission denied", "Operation not permitted", "EACC
 fn first_denial(text: &str, ws: &str) -> Option<(String, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let at = lines.iter().position(|l| DENIALS.iter().any(|d| l.contains(d)))?;
-    let path = (0..=at.min(4)).map(|back| lines[at - back]).find_map(path_in).unwrap_or_default();
+    let near = (0..=at.min(4)).map(|back| lines[at - back]).chain(lines.iter().skip(at + 1).take(3).copied());
+    let path = near.filter_map(path_in).next().unwrap_or_default();
     let path = path.strip_prefix(ws).map(|p| p.trim_start_matches('/').to_string()).unwrap_or(path);
     let mut line = lines[at].trim().to_string();
     if line.len() > 110 {
@@ -457,8 +524,10 @@ struct Outcome {
     /// 1-based index of the step that failed.
     failed_step: Option<usize>,
     denial: Option<(String, String)>,
+    /// 1-based index of the step whose output carried the first denial.
+    denied_step: Option<usize>,
     litter: Vec<String>,
-    asks: usize,
+    asks: Vec<Ask>,
     detail: String,
 }
 
@@ -469,15 +538,21 @@ fn run_workflow(t: &Tree, w: &Workflow, fence: Fence, control: Option<&BTreeSet<
         assert!(out.status.success(), "{}: the scene failed at `{s}`: {}", w.name, String::from_utf8_lossy(&out.stderr));
     }
     let ws = t.p("ws");
-    let mut outcome = Outcome { passed: true, failed_step: None, denial: None, litter: Vec::new(), asks: 0, detail: String::new() };
+    let mut outcome = Outcome { passed: true, failed_step: None, denial: None, denied_step: None, litter: Vec::new(), asks: Vec::new(), detail: String::new() };
     for (i, s) in w.steps.iter().enumerate() {
-        if fence == Fence::Asked && !s.asks.is_empty() {
-            outcome.asks += 1;
+        // Answered "Always allow", an ask is not asked again.
+        if fence == Fence::Asked {
+            for a in s.asks.iter().filter(|a| matches!(a, Ask::Delete(_))) {
+                if !outcome.asks.contains(a) {
+                    outcome.asks.push(*a);
+                }
+            }
         }
         let out = t.fenced(fence, rules_for(fence, &t.ws(), s), s.run);
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if outcome.denial.is_none() {
             outcome.denial = first_denial(&text, &ws);
+            outcome.denied_step = outcome.denial.as_ref().map(|_| i + 1);
         }
         if !out.status.success() {
             outcome.passed = false;
@@ -499,8 +574,9 @@ fn cell(o: &Outcome) -> String {
         None => "pass".to_string(),
         Some(n) => format!("FAIL@{n}"),
     };
-    if o.passed && o.denial.is_some() {
-        c.push_str(" (denied)");
+    // A step that exits 0 through a denial: the tool swallowed it.
+    if let Some(d) = o.denied_step.filter(|&d| o.failed_step.map_or(true, |f| d < f)) {
+        c.push_str(&format!(" (denied@{d}, exit 0)"));
     }
     if !o.litter.is_empty() {
         c.push_str(&format!(" +{} litter", o.litter.len()));
@@ -511,35 +587,45 @@ fn cell(o: &Outcome) -> String {
 #[test]
 fn every_workflow_is_measured_under_the_default_fence() {
     let Some(t) = Tree::new("suite") else { return };
-    let mut table = Vec::new();
+    let widths = [30, 16, 20, 30, 20, 20, 20];
+    let mut table = vec![
+        row(&widths, &["workflow", "off (control)", "default", "first denied (default)", "tool-state", "tool-state, hooks shut", "+ prepare + asks"]),
+        widths.iter().map(|w| format!("|{}", "-".repeat(w + 2))).collect::<String>() + "|",
+    ];
     let mut details = Vec::new();
     for w in WORKFLOWS {
         if !t.unfenced(w.requires).status.success() {
             eprintln!("SKIP {}: `{}` failed, the tool is not installed here", w.name, w.requires);
-            table.push(format!("| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |", w.name, "SKIP", "-", "-", "-", "-"));
+            table.push(row(&widths, &[w.name, "SKIP (not installed)", "-", "-", "-", "-", "-"]));
             continue;
         }
         let control = run_workflow(&t, w, Fence::Off, None);
         if !control.passed {
-            details.push(format!("{} [off]: the control run failed, the workflow itself is broken here\n    {}", w.name, control.detail));
+            details.push(format!("{} [off]: the control run failed, the workflow itself is broken here\n    step {}", w.name, control.detail));
         }
         let control_files = t.files();
-        let mut cells = vec![cell(&control)];
+        let mut cells = vec![w.name.to_string(), cell(&control)];
         let mut first = String::from("-");
         for fence in Fence::MEASURED {
             let o = run_workflow(&t, w, fence, Some(&control_files));
             if fence == Fence::Default {
                 if let Some((path, _)) = &o.denial {
-                    first = if path.is_empty() { "(no path named)".into() } else { path.clone() };
+                    first = if path.is_empty() { "(no path named)".into() } else { truncate(path, widths[3]) };
                 }
             }
             let mut c = cell(&o);
             if fence == Fence::Asked {
-                c.push_str(&format!(" {}ask", o.asks));
+                c.push_str(&format!(", {} ask", o.asks.len()));
             }
             cells.push(c);
+            if fence == Fence::Default {
+                cells.push(first.clone());
+            }
             if !o.passed || o.denial.is_some() || !o.litter.is_empty() {
                 let mut d = format!("{} [{}]:", w.name, fence.label());
+                if fence == Fence::Asked {
+                    d.push_str(&format!(" asks {:?}", o.asks));
+                }
                 if let Some((path, line)) = &o.denial {
                     d.push_str(&format!("\n    first denial: {path}\n      {line}"));
                 }
@@ -553,28 +639,24 @@ fn every_workflow_is_measured_under_the_default_fence() {
                 details.push(d);
             }
         }
-        table.push(format!(
-            "| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |",
-            w.name, cells[0], cells[1], truncate(&first, 28), cells[2], cells[3]
-        ));
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        table.push(row(&widths, &cells));
     }
-    let mut report = String::from("\nworkflow suite: one fenced `dsh-allow run` per step; FAIL@n = step n failed; litter = files the control run does not leave\n");
-    report.push_str(&format!(
-        "| {:<30} | {:<7} | {:<16} | {:<28} | {:<16} | {:<16} |\n",
-        "workflow", "off", "default", "first denied (default)", "tool-state", "tool-state+asks"
-    ));
-    report.push_str(&format!("|{}|{}|{}|{}|{}|{}|\n", "-".repeat(32), "-".repeat(9), "-".repeat(18), "-".repeat(30), "-".repeat(18), "-".repeat(18)));
-    for row in &table {
-        report.push_str(row);
-        report.push('\n');
+    eprintln!(
+        "\nworkflow suite: one fenced `dsh-allow run` per step; FAIL@n = step n failed; (denied@n, exit 0) = step n exited 0 through a denial; \
+         litter = files the control run does not leave; asks = distinct up-front prompts, each answered Always allow\n{}\n\ndetails:\n{}",
+        table.join("\n"),
+        details.join("\n")
+    );
+    assert_eq!(table.len(), WORKFLOWS.len() + 2, "a workflow was left out of the report");
+}
+
+fn row(widths: &[usize], cells: &[&str]) -> String {
+    let mut r = String::new();
+    for (w, c) in widths.iter().zip(cells) {
+        r.push_str(&format!("| {c:<w$} "));
     }
-    report.push_str("\ndetails:\n");
-    for d in &details {
-        report.push_str(d);
-        report.push('\n');
-    }
-    eprintln!("{report}");
-    assert_eq!(table.len(), WORKFLOWS.len(), "a workflow was left out of the report");
+    r + "|"
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -609,11 +691,10 @@ fn deleting_user_files_stays_refused_by_the_kernel_with_the_tool_state_table_ope
         assert!(t.ws().join("src/main.rs").exists() && t.ws().join("src/lib.rs").exists(), "[{}] a user file went", fence.label());
         assert!(t.ws().join("a.txt").exists() && t.ws().join("pkg/mod.py").exists(), "[{}] a user file went", fence.label());
     }
-    // What the table opens, it opens: regenerable state goes, hooks stay.
+    // What the table opens, it opens.
     let tool = rules_for(Fence::ToolState, &t.ws(), &step);
     for script in ["rm -rf target/debug", "rm -rf node_modules/x", "rm .git/objects/keep", "rm -rf pkg/__pycache__/*"] {
         let out = t.fenced(Fence::ToolState, tool.clone(), script);
         assert!(out.status.success(), "tool state was not deletable: {script}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    assert!(!t.fenced(Fence::ToolState, tool, "rm .git/hooks/keep").status.success(), "a hook could be deleted");
 }
