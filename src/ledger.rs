@@ -62,24 +62,79 @@ pub struct Folded {
     pub hidden_baseline: usize,
 }
 
+/// One ledger line, read with only the fields the fold uses; the lists are
+/// passed through as they were written.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record<'a> {
+    #[serde(default)]
+    dsh_allow: Option<u64>,
+    #[serde(default, borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    session_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    call_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    time: Option<String>,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    decision: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    rules: Option<Vec<Value>>,
+    #[serde(default)]
+    missing: Option<Vec<Value>>,
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    stored: Option<Vec<Value>>,
+    #[serde(default)]
+    verdict: Option<Value>,
+    #[serde(default)]
+    latency_ms: Option<Value>,
+    #[serde(default)]
+    route: Option<Value>,
+    #[serde(default)]
+    command_grant: Option<String>,
+}
+
 /// Fold ledger text into rows in order of first appearance.
 pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
     let mut rows: Vec<LedgerRow> = Vec::new();
+    // (session, call) → row index; a B-tree needs no random hash keys (wasm).
+    let mut index: std::collections::BTreeMap<(String, String), usize> = Default::default();
     let mut skipped = 0;
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        // Lines of other sessions are skipped before they are parsed.
+        if let Some(s) = &opts.session_id {
+            if !line.contains(s.as_str()) {
+                continue;
+            }
+        }
+        let Ok(v) = serde_json::from_str::<Record>(line) else {
             skipped += 1;
             continue;
         };
-        if v.get("dshAllow").and_then(Value::as_u64) != Some(LEDGER_VERSION) {
+        if v.dsh_allow != Some(LEDGER_VERSION) {
             skipped += 1;
             continue;
         }
-        let (Some(session), Some(call)) = (str_of(&v, "sessionId"), str_of(&v, "callId")) else {
+        let (Some(session), Some(call)) = (v.session_id.as_deref(), v.call_id.as_deref()) else {
             skipped += 1;
             continue;
         };
@@ -90,10 +145,11 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
         if opts.session_id.as_deref().is_some_and(|s| s != session) {
             continue;
         }
-        let at = rows.iter().position(|r| r.session_id == session && r.call_id == call);
-        match v.get("kind").and_then(Value::as_str) {
+        let key = (session.to_string(), call.to_string());
+        let at = index.get(&key).copied();
+        match v.kind.as_deref() {
             Some("decision") => {
-                let outcome = match str_of(&v, "decision") {
+                let outcome = match v.decision.as_deref() {
                     Some("allow") => "allowed",
                     Some("refuse") => "refused",
                     Some("prompt") => "asked",
@@ -102,37 +158,40 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                         continue;
                     }
                 };
-                let source = str_of(&v, "source").unwrap_or("policy");
+                let source = v.source.as_deref().unwrap_or("policy");
                 if !matches!(source, "rule" | "baseline" | "policy") {
                     skipped += 1;
                     continue;
                 }
                 let row = LedgerRow {
-                    time: str_of(&v, "time").unwrap_or("").into(),
-                    session_id: session.into(),
-                    call_id: call.into(),
-                    tool: str_of(&v, "tool").unwrap_or("bash").into(),
-                    command: str_of(&v, "command").unwrap_or("").into(),
-                    cwd: str_of(&v, "cwd").unwrap_or("").into(),
-                    mode: str_of(&v, "mode").unwrap_or("").into(),
+                    time: v.time.unwrap_or_default(),
+                    session_id: key.0.clone(),
+                    call_id: key.1.clone(),
+                    tool: v.tool.unwrap_or_else(|| "bash".into()),
+                    command: v.command.unwrap_or_default(),
+                    cwd: v.cwd.unwrap_or_default(),
+                    mode: v.mode.unwrap_or_default(),
                     outcome: outcome.into(),
                     source: source.into(),
-                    reason: str_of(&v, "reason").unwrap_or("").into(),
-                    rules: arr(&v, "rules"),
-                    missing: arr(&v, "missing"),
+                    reason: v.reason.unwrap_or_default(),
+                    rules: v.rules.unwrap_or_default(),
+                    missing: v.missing.unwrap_or_default(),
                     action: None,
                     stored: Vec::new(),
                     review: None,
-                    command_grant: str_of(&v, "commandGrant").map(str::to_string),
+                    command_grant: v.command_grant,
                 };
                 match at {
                     // A call asked again (after a wait) keeps its first place.
                     Some(i) if rows[i].outcome == "asked" || rows[i].action.is_none() => {
-                        let keep_time = rows[i].time.clone();
+                        let keep_time = std::mem::take(&mut rows[i].time);
                         rows[i] = LedgerRow { time: keep_time, ..row };
                     }
                     Some(_) => {}
-                    None => rows.push(row),
+                    None => {
+                        index.insert(key, rows.len());
+                        rows.push(row);
+                    }
                 }
             }
             Some("answer") => {
@@ -140,7 +199,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     skipped += 1;
                     continue;
                 };
-                let action = str_of(&v, "action").unwrap_or("");
+                let action = v.action.as_deref().unwrap_or("");
                 let outcome = match action {
                     "allow-once" | "always-allow" => "allowed",
                     "deny" => "denied",
@@ -155,7 +214,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                 row.outcome = outcome.into();
                 row.source = "human".into();
                 row.action = Some(action.into());
-                row.stored = arr(&v, "stored");
+                row.stored = v.stored.unwrap_or_default();
             }
             Some("review") => {
                 let Some(i) = at else {
@@ -163,17 +222,17 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     continue;
                 };
                 let row = &mut rows[i];
-                let review = serde_json::json!({
-                    "verdict": v.get("verdict").cloned().unwrap_or(Value::Null),
-                    "reason": v.get("reason").cloned().unwrap_or(Value::Null),
-                    "latencyMs": v.get("latencyMs").cloned().unwrap_or(Value::Null),
-                    "route": v.get("route").cloned().unwrap_or(Value::Null),
-                });
-                if str_of(&v, "verdict") == Some("ALLOW") {
+                let allow = v.verdict.as_ref().and_then(Value::as_str) == Some("ALLOW");
+                row.review = Some(serde_json::json!({
+                    "verdict": v.verdict.unwrap_or(Value::Null),
+                    "reason": v.reason.map(Value::String).unwrap_or(Value::Null),
+                    "latencyMs": v.latency_ms.unwrap_or(Value::Null),
+                    "route": v.route.unwrap_or(Value::Null),
+                }));
+                if allow {
                     row.outcome = "allowed".into();
                     row.source = "auto-review".into();
                 }
-                row.review = Some(review);
             }
             _ => skipped += 1,
         }
@@ -188,14 +247,6 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
         rows.drain(..rows.len() - limit);
     }
     Folded { rows, skipped, hidden_baseline }
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn arr(v: &Value, key: &str) -> Vec<Value> {
-    v.get(key).and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
 /// Replace secrets in a command line before it is written anywhere:

@@ -16,13 +16,23 @@ export * from './wasm/nodejs/dsh_allow.js';
 
 /** The real path of `p`: the deepest existing ancestor resolved through
  * symlinks, with the part that does not exist (yet) appended as spelled. */
+/** lstat without throwing for the common "not there" answers (ENOENT, and
+ * ENOTDIR when a file stands where a folder would be). */
+function exists(p) {
+  try {
+    return fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 function canonical(p) {
   const start = path.resolve(String(p));
   let head = start;
   const tail = [];
   // Walk up to the deepest existing ancestor without throwing (exceptions
   // cost more than the system calls here), then resolve it once.
-  while (fs.lstatSync(head, { throwIfNoEntry: false }) === undefined) {
+  while (!exists(head)) {
     const parent = path.dirname(head);
     if (parent === head) return start;
     tail.unshift(path.basename(head));
