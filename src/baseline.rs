@@ -12,6 +12,8 @@ pub enum Root {
     /// Relative to the user's home.
     Home(&'static str),
     Workspace,
+    /// Relative to the workspace.
+    InWorkspace(&'static str),
     HarnessHome,
 }
 
@@ -23,6 +25,12 @@ pub struct Entry {
     /// the workspace and harness home speak "not granted" for the rest.
     pub grants: &'static [Capability],
     pub speaks_for_all: bool,
+    /// Capabilities this entry denies explicitly (a carve-out inside a
+    /// more general entry).
+    pub denies: &'static [Capability],
+    /// Compiled into the kernel fence too; `false` for carve-outs Landlock
+    /// cannot express (see TOOL_STATE).
+    pub kernel: bool,
 }
 
 const RX: &[Capability] = &[Read, Execute];
@@ -31,10 +39,10 @@ const ALL: &[Capability] = &[Read, Write, Create, Delete, Execute];
 const WORKSPACE: &[Capability] = &[Read, Write, Create, Execute];
 
 const fn e(root: Root, grants: &'static [Capability]) -> Entry {
-    Entry { root, recursive: true, grants, speaks_for_all: false }
+    Entry { root, recursive: true, grants, speaks_for_all: false, denies: &[], kernel: true }
 }
 const fn file(root: Root, grants: &'static [Capability]) -> Entry {
-    Entry { root, recursive: false, grants, speaks_for_all: false }
+    Entry { root, recursive: false, grants, speaks_for_all: false, denies: &[], kernel: true }
 }
 
 /// Tier 1: the platform's reserved paths. write/create/delete refused for
@@ -62,9 +70,10 @@ pub fn temp_dirs(platform: Platform) -> &'static [&'static str] {
 /// Tier 3: the platform baseline, before mode narrowing.
 pub fn baseline(platform: Platform) -> Vec<Entry> {
     let mut v = vec![
-        Entry { root: Root::Workspace, recursive: true, grants: WORKSPACE, speaks_for_all: true },
-        Entry { root: Root::HarnessHome, recursive: true, grants: R, speaks_for_all: true },
+        Entry { root: Root::Workspace, recursive: true, grants: WORKSPACE, speaks_for_all: true, denies: &[], kernel: true },
+        Entry { root: Root::HarnessHome, recursive: true, grants: R, speaks_for_all: true, denies: &[], kernel: true },
     ];
+    v.extend_from_slice(TOOL_STATE);
     for t in temp_dirs(platform) {
         v.push(e(Root::Abs(t), ALL));
     }
@@ -95,6 +104,34 @@ pub fn baseline(platform: Platform) -> Vec<Entry> {
     v.push(e(Root::Home(".config/git"), R));
     v
 }
+
+const D: &[Capability] = &[Delete];
+
+/// Tool state inside the workspace: delete is granted by default because
+/// these are regenerable and never user data, and the tools that own them
+/// replace files atomically (write a temp file, rename it over the target),
+/// which needs delete (issue 9's measurements: git, cargo, npm). `build/`
+/// is deliberately absent: it is often hand-made, and `rm -rf build` asks.
+///
+/// `.git` is granted whole to the kernel: Landlock attaches delete to the
+/// folder holding an entry, so shutting `.git/hooks` or `.git/config` would
+/// take delete away from `.git` itself and break every lock-file rename. The
+/// decision still asks before a visible delete of hooks or config.
+pub const TOOL_STATE: &[Entry] = &[
+    e(Root::InWorkspace(".git"), D),
+    Entry { root: Root::InWorkspace(".git/hooks"), recursive: true, grants: &[], speaks_for_all: false, denies: D, kernel: false },
+    Entry { root: Root::InWorkspace(".git/config"), recursive: false, grants: &[], speaks_for_all: false, denies: D, kernel: false },
+    e(Root::InWorkspace("target"), D),
+    e(Root::InWorkspace("node_modules"), D),
+    e(Root::InWorkspace(".venv"), D),
+    e(Root::InWorkspace(".pytest_cache"), D),
+    e(Root::InWorkspace(".mypy_cache"), D),
+    e(Root::InWorkspace(".ruff_cache"), D),
+];
+
+/// Folders the runner makes before the fence goes up (Landlock fences what
+/// exists), when the workspace shows the tool that owns them.
+pub const PREPARE: &[(&str, &str)] = &[("Cargo.toml", "target"), ("package.json", "node_modules")];
 
 /// User-installed toolchains under home: programs and settings, not credentials.
 pub fn toolchains(platform: Platform) -> &'static [&'static str] {

@@ -691,6 +691,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 sink.path(op, Read);
                 if in_place {
                     sink.path(op, Write);
+                    in_place_replace(sink, op);
                 }
             }
         }
@@ -831,6 +832,20 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             sink.opaque(what.to_string());
         }
     }
+}
+
+/// An in-place editor writes a temp file beside `file` and renames it over
+/// the original: create and delete in the folder holding it (a rename needs
+/// delete of the source and create of the target), with names only the
+/// editor knows.
+fn in_place_replace(sink: &mut Sink, file: &Arg) {
+    let Arg::Literal(f) = file else { return };
+    let dir = match f.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => f[..i].to_string(),
+        None => ".".to_string(),
+    };
+    sink.unknown_names_in(Some(&Arg::Literal(dir)), &[Create, Delete], "an in-place edit renames a temp file over the original");
 }
 
 fn compress_suffix(name: &str) -> &'static str {
@@ -1100,8 +1115,27 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
         if name.starts_with("python") && t == "-m" {
             return; // a module from the interpreter's path: the kernel bounds it
         }
-        if (name == "perl") && t.starts_with("-i") || (name == "perl" && t.starts_with("-p") && t.contains('i')) {
-            // perl -pi -e …: in place edit of the files; the program itself is inline.
+        if name == "perl" && t.starts_with('-') && !t.starts_with("--") && t.contains('i') {
+            // perl -pi -e CODE FILES: the files are edited in place (read,
+            // written, replaced through a temp file); the code is inline.
+            let mut j = i + 1;
+            let mut files = Vec::new();
+            while j < args.len() {
+                let a = &args[j];
+                if matches!(a.text(), "-e" | "-E") {
+                    j += 2;
+                    continue;
+                }
+                if !a.text().starts_with('-') {
+                    files.push(a);
+                }
+                j += 1;
+            }
+            for f in files {
+                sink.path(f, Read);
+                sink.path(f, Write);
+                in_place_replace(sink, f);
+            }
             sink.opaque(format!("`{name} {t}` edits files with inline code"));
             return;
         }

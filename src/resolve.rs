@@ -96,6 +96,8 @@ pub struct Policy {
     pub protected_files: Vec<Spellings>,
     pub explicit: Vec<Prepared>,
     pub baseline: Vec<(Prepared, &'static str)>,
+    /// Per baseline entry: whether the kernel fence carries it.
+    pub baseline_in_kernel: Vec<bool>,
     pub credentials: Vec<Spellings>,
 }
 
@@ -135,11 +137,13 @@ impl Policy {
 
         let read_only = input.mode == Mode::ReadOnly;
         let mut base = Vec::new();
+        let mut kernel = Vec::new();
         for entry in baseline::baseline(input.platform) {
             let (root, label) = match entry.root {
                 Root::Abs(p) => (p.to_string(), if baseline::temp_dirs(input.platform).contains(&p) { "temp directory" } else { "system path" }),
                 Root::Home(p) => (format!("{home}/{p}"), "user toolchain or config"),
                 Root::Workspace => (paths::normalize(input.workspace), "workspace"),
+                Root::InWorkspace(rel) => (paths::normalize(&format!("{}/{rel}", input.workspace)), "workspace tool state"),
                 Root::HarnessHome => (paths::normalize(input.harness_home), "harness home"),
             };
             let mut access = Access::default();
@@ -152,10 +156,14 @@ impl Policy {
                 // A read-only session keeps only read and execute anywhere.
                 access.set(c, !(read_only && c.mutates()));
             }
+            for &c in entry.denies {
+                access.set(c, false);
+            }
             base.push((
                 Prepared { roots: Spellings::of(&root, host), recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
                 label,
             ));
+            kernel.push(entry.kernel);
         }
         Policy {
             platform: input.platform,
@@ -166,6 +174,7 @@ impl Policy {
             protected_files: input.protected_files.iter().map(|p| Spellings::of(&abs(p), host)).collect(),
             explicit,
             baseline: base,
+            baseline_in_kernel: kernel,
             credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of(&format!("{home}/{p}"), host)).collect(),
             home,
         }

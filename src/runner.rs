@@ -30,6 +30,7 @@ pub fn main(args: &[String]) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
+    prepare_tool_state(&req);
     let plan = profile::compile(&req, &FsHost::from_env());
     #[cfg(target_os = "linux")]
     {
@@ -44,6 +45,25 @@ pub fn main(args: &[String]) -> ExitCode {
     {
         let _ = (plan, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
+    }
+}
+
+/// Make the tool-state folders the workspace's tools will need (Landlock
+/// fences only what exists when the call starts), and send Python's bytecode
+/// cache to a temp folder: an import's cache write is an atomic replace,
+/// which needs delete where the sources are.
+fn prepare_tool_state(req: &ProfileRequest) {
+    if req.mode != crate::api::Mode::WorkspaceWrite {
+        return;
+    }
+    let ws = std::path::Path::new(&req.workspace);
+    for (marker, folder) in crate::baseline::PREPARE {
+        if ws.join(marker).is_file() && !ws.join(folder).exists() {
+            let _ = std::fs::create_dir(ws.join(folder));
+        }
+    }
+    if std::env::var_os("PYTHONPYCACHEPREFIX").is_none() {
+        std::env::set_var("PYTHONPYCACHEPREFIX", "/tmp/dsh-allow-pycache");
     }
 }
 

@@ -139,8 +139,10 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     for p in &policy.explicit {
         add(&p.roots, p.recursive);
     }
-    for (p, _) in &policy.baseline {
-        add(&p.roots, p.recursive);
+    for ((p, _), in_kernel) in policy.baseline.iter().zip(&policy.baseline_in_kernel) {
+        if *in_kernel {
+            add(&p.roots, p.recursive);
+        }
     }
     for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials) {
         add(s, true);
