@@ -274,14 +274,15 @@ fn split<'a>(args: &'a [Arg], takes_value: &[&str]) -> Split<'a> {
             continue;
         }
         // `-n5`: a short option with its value attached.
-        if !text.starts_with("--") && text.len() > 2 && takes_value.contains(&&text[..2]) {
-            options.push((text[..2].to_string(), Some(a)));
+        let short = text.get(..2).filter(|_| !text.starts_with("--") && text.len() > 2);
+        if let Some(short) = short.filter(|s| takes_value.contains(s)) {
+            options.push((short.to_string(), Some(a)));
             continue;
         }
         options.push((text.to_string(), None));
         // `-czf archive`: a cluster whose last letter takes the next word.
         if !text.starts_with("--") && text.len() > 2 {
-            let last = format!("-{}", &text[text.len() - 1..]);
+            let last = format!("-{}", text.chars().last().unwrap_or('-'));
             if takes_value.contains(&last.as_str()) {
                 options.push((last, args.get(i)));
                 i += 1;

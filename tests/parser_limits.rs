@@ -56,7 +56,7 @@ fn grammar_rejects(text: &str) -> bool {
 #[test]
 fn non_ascii_text_after_a_brace_does_not_crash_the_scanner() {
     // Reached C isdigit() with a code point past 255 before the shadow copy.
-    for text in ["echo {\u{10FFFF}", "{®", "echo {日本..", "a=${x:-\u{1F600}}"] {
+    for text in ["head -\u{e9}d x", "tar -c\u{fc} f", "echo {\u{10FFFF}", "{®", "echo {日本..", "a=${x:-\u{1F600}}"] {
         let _ = decide(&req(text), &LexicalHost);
     }
     assert_eq!(decide(&req("echo 你好 > 报告.md"), &LexicalHost).decision, Outcome::Allow);
