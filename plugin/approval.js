@@ -5,9 +5,9 @@
 // requests this plugin raised (same call id and the exact reason we gave);
 // everything else — including a `sandbox_permissions` escalation of the very
 // same call — passes on untouched, so no rule ever answers an escalation.
-// For a claimed request the answer still comes from the answerers after us
-// (the web card, a test answerer, later the auto-reviewer); we turn
-// `allowed-once` into the one-shot grant bound to that call.
+// For a claimed request the optional auto-reviewer speaks first, then the
+// answerers after us (the web card, a test answerer); we turn `allowed-once`
+// into the one-shot grant bound to that call, whoever gave it.
 
 import { onceRules } from './grants.js'
 
@@ -42,21 +42,35 @@ export class Asks {
   }
 }
 
-export function approvalListener({ asks, grants, ledger }) {
+export function approvalListener({ asks, grants, ledger, review }) {
   return async (req, next) => {
     const ask = asks.claim(req.callId, req.reason)
     if (ask === undefined) return next()
     let outcome = 'unavailable'
+    let human = true
     try {
-      outcome = await next()
+      // The optional auto-reviewer (review.js) answers first: its ALLOW is an
+      // `allowed-once` that never reaches the card; anything else falls
+      // through to the answerers, unless the call was cancelled meanwhile.
+      const verdict = review === undefined ? undefined : await review(ask, req)
+      if (verdict !== undefined && req.signal?.aborted) {
+        outcome = 'cancelled'
+      } else if (verdict === 'ALLOW') {
+        outcome = 'allowed-once'
+        human = false
+      } else {
+        outcome = await next()
+      }
     } finally {
       ask.state = 'answered'
       if (outcome === 'allowed-once') grants.bind(ask.callId, onceRules(ask.callId, ask.proposals, new Date().toISOString()))
       else grants.release(ask.callId)
-      ledger.append({
-        kind: 'human', time: new Date().toISOString(), sessionId: ask.sessionId, callId: ask.callId,
-        tool: req.toolName, command: ask.command, outcome, always: ask.always,
-      })
+      if (human) {
+        ledger.append({
+          kind: 'human', time: new Date().toISOString(), sessionId: ask.sessionId, callId: ask.callId,
+          tool: req.toolName, command: ask.command, outcome, always: ask.always,
+        })
+      }
     }
     return outcome
   }

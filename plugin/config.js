@@ -30,11 +30,11 @@ export const Config = z.object({
   grants: z.array(Grant).default([]).description('Deployment grants, same shape as a stored rule.'),
   runner: z.string().description('The native `dsh-allow` runner. Default: the one shipped in this package.'),
   autoReview: z.object({
-    enabled: z.boolean().default(false),
-    timeoutMs: z.natural().default(10000),
-    provider: z.string(),
-    model: z.string(),
-  }).default({}).description('Optional model review of prompts (not implemented yet).'),
+    enabled: z.boolean().default(false).description('Off: the card stays in charge of every prompt.'),
+    timeoutMs: z.natural().default(10000).description('A reviewer slower than this is an ASK.'),
+    provider: z.string().description('Default: the session\'s latest model route. Set together with model.'),
+    model: z.string().description('Default: the session\'s latest model route. Set together with provider.'),
+  }).default({}).description('Optional: the session\'s model may answer "allow once" for a narrow request the user just asked for.'),
 })
 
 /** Apply path defaults and expansions to a validated config. */

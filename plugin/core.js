@@ -31,3 +31,7 @@ export const compileProfile = core.compileProfile
 /** Ledger folding and redaction (src/ledger.rs). */
 export const foldLedger = core.foldLedger
 export const redact = core.redact
+/** The optional auto-reviewer's input, instructions and answer reading (src/review.rs). */
+export const buildReviewInput = core.buildReviewInput
+export const reviewSystemPrompt = core.reviewSystemPrompt
+export const parseReviewAnswer = core.parseReviewAnswer

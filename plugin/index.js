@@ -11,6 +11,7 @@
 
 import { homedir } from 'node:os'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
+import { BlockAssembler, createUserMessage } from '@deepseek-ai/dsh-llm'
 import * as core from './core.js'
 import { Config, resolveConfig } from './config.js'
 import { canonical, fsHost } from './fs-host.js'
@@ -24,6 +25,7 @@ import { allowCommand } from './commands.js'
 import { createLedger } from './ledger.js'
 import { LedgerTail } from './tail.js'
 import { webRoutes } from './web.js'
+import { makeReviewer } from './review.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -66,7 +68,14 @@ export function apply(ctx, rawConfig) {
   ctx.effect(() => ctx.tools.guard(gate.guard), 'dsh-allow: protected floor')
   ctx.effect(() => ctx.on('tools/post-execute', gate.postExecute), 'dsh-allow: release one-shot grants')
   ctx.effect(() => ctx.on('tools/result', gate.onResult), 'dsh-allow: settle calls')
-  ctx.effect(() => ctx.on('approval/request', approvalListener({ asks, grants, ledger }), { prepend: true }), 'dsh-allow: approvals')
+  // Optional: the session's own model may answer "allow once" before the card (review.js).
+  const review = config.autoReview?.enabled !== true ? undefined : makeReviewer({
+    autoReview: config.autoReview, core, llm: () => ctx.get('llm'), kit: { BlockAssembler, createUserMessage },
+    workspaceOf: (session) => policyOf(session).workspaceRoot, ledger,
+    log: (line) => ctx.logger?.info?.(line),
+    onError: (error) => ctx.logger?.warn?.(`dsh-allow: auto-review: ${error.message}`),
+  })
+  ctx.effect(() => ctx.on('approval/request', approvalListener({ asks, grants, ledger, review }), { prepend: true }), 'dsh-allow: approvals')
   ctx.effect(() => () => grants.clear(), 'dsh-allow: release waiters')
 
   ctx.inject(['sandbox'], (sub) => {

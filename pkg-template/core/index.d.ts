@@ -137,3 +137,37 @@ export declare function renderRules(rules: RuleInput[], commands?: CommandGrantI
 export declare function version(): string;
 /** A fresh random rule id. */
 export declare function newRuleId(): string;
+
+/** What the optional auto-reviewer is given: the analysed prompt and the session's events. */
+export interface ReviewRequest {
+  command: string;
+  cwd: string;
+  workspace: string;
+  /** The decision's `missing`: exactly what "Allow once" would grant. */
+  missing: PathCapability[];
+  /** Session events; only `user/message`s whose source is the user are read. */
+  events?: { type: string; data: unknown }[];
+}
+
+/** What the reviewer is shown: the request and the user's own last words. */
+export interface ReviewInput {
+  command: string;
+  cwd: string;
+  workspace: string;
+  requestedPermissions: { operation: Capability; path: string }[];
+  /** At most three, oldest first, each capped in length. */
+  userMessages: string[];
+}
+
+/** The reviewer's answer as read: anything but a clear ALLOW is ASK. */
+export interface ReviewAnswer {
+  verdict: 'ALLOW' | 'ASK';
+  reason: string;
+}
+
+/** The reviewer's input, or null when there is nothing it could allow. */
+export declare function buildReviewInput(request: ReviewRequest): ReviewInput | null;
+/** The reviewer's fixed system prompt. */
+export declare function reviewSystemPrompt(): string;
+/** Read the model's answer text. */
+export declare function parseReviewAnswer(text: string): ReviewAnswer;

@@ -92,11 +92,13 @@ export function envOf(world, mode = 'workspace-write', extra = {}) {
 
 /**
  * One headless DSH run. `script` drives the model, `answers` the human,
- * `commands` are slash commands run when the agent exists.
+ * `commands` are slash commands run when the agent exists, `reviews` are the
+ * model's answers when dsh-allow's auto-reviewer calls it.
  */
-export async function runDsh(world, { script = [], answers = [], commands = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
+export async function runDsh(world, { script = [], answers = [], commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
   const n = ++world.runs
   const log = join(world.root, `answerer-${n}.jsonl`)
+  const reviewLog = join(world.root, `reviewer-${n}.jsonl`)
   const overlay = join(world.root, `overlay-${n}.yml`)
   const plugin = (file) => JSON.stringify(join(world.profile, 'e2e-plugins', file))
   writeFileSync(overlay, [
@@ -105,7 +107,7 @@ export async function runDsh(world, { script = [], answers = [], commands = [], 
     '- insert:',
     '    - id: e2e-scripted-model',
     `      name: ${plugin('scripted-model.js')}`,
-    `      config: ${JSON.stringify({ script })}`,
+    `      config: ${JSON.stringify({ script, reviews, reviewLog })}`,
     '    - id: e2e-scripted-answerer',
     `      name: ${plugin('scripted-answerer.js')}`,
     `      config: ${JSON.stringify({ log, answers, commands, holdMs })}`,
@@ -121,6 +123,7 @@ export async function runDsh(world, { script = [], answers = [], commands = [], 
     stdout,
     stderr,
     answerer: readJsonl(log),
+    reviewer: readJsonl(reviewLog),
     events: fresh.flatMap(readJsonl),
     rulesText: existsSync(world.rulesFile) ? readFileSync(world.rulesFile, 'utf8') : undefined,
   }

@@ -3,8 +3,14 @@
 // the script is exhausted it answers with one line per tool result, so the
 // headless run's stdout says what every call did.
 //
-// Config: { script: [ { tool, arguments } | { calls: [{ tool, arguments }, …] } ] }
+// It also plays dsh-allow's auto-reviewer: a call whose one message comes
+// from the plugin `dsh-allow` gets the next scripted review answer, and what
+// the reviewer was shown goes to `reviewLog`.
+//
+// Config: { script: [ { tool, arguments } | { calls: [{ tool, arguments }, …] } ],
+//           reviews: [ 'ALLOW' | 'ASK' | 'hang' | <any answer text> ], reviewLog }
 
+import { appendFileSync } from 'node:fs'
 import { LlmAdapter } from '@deepseek-ai/dsh-llm'
 
 export const name = 'e2e-scripted-model'
@@ -36,10 +42,24 @@ function resultText(block) {
 }
 
 class ScriptedModel extends LlmAdapter {
-  constructor(ctx, script) {
+  constructor(ctx, script, { reviews = [], reviewLog } = {}) {
     super()
     this.ctx = ctx
     this.script = script
+    this.reviews = [...reviews]
+    this.reviewLog = reviewLog
+  }
+
+  /** 'hang' never answers and ignores its signal, as a stuck provider would. */
+  async *review(options) {
+    const answer = this.reviews.shift() ?? 'ASK'
+    const shown = options.messages.flatMap((m) => m.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n')
+    if (this.reviewLog) {
+      appendFileSync(this.reviewLog, `${JSON.stringify({ at: Date.now(), provider: options.provider, model: options.model, system: options.system, shown, answer })}\n`)
+    }
+    if (answer === 'hang') await new Promise(() => {})
+    const verdicts = { ALLOW: 'the user asked for exactly this', ASK: 'not clearly asked for' }
+    yield* chunksForText(answer in verdicts ? JSON.stringify({ verdict: answer, reason: verdicts[answer] }) : answer)
   }
 
   providerInfo(provider) {
@@ -51,6 +71,10 @@ class ScriptedModel extends LlmAdapter {
   }
 
   async *stream(options) {
+    if (options.messages?.[0]?.source?.plugin === 'dsh-allow') {
+      yield* this.review(options)
+      return
+    }
     if (options.purpose !== undefined) {
       yield* chunksForText('e2e')
       return
@@ -74,5 +98,5 @@ class ScriptedModel extends LlmAdapter {
 }
 
 export function apply(ctx, config) {
-  ctx.effect(() => ctx.llm.registerAdapter(['stub'], new ScriptedModel(ctx, config?.script ?? [])), 'e2e: stub model')
+  ctx.effect(() => ctx.llm.registerAdapter(['stub'], new ScriptedModel(ctx, config?.script ?? [], config ?? {})), 'e2e: stub model')
 }
