@@ -120,6 +120,11 @@ pub struct Proposal {
     pub path: String,
     pub recursive: bool,
     pub access: Access,
+    /// When set, "Always allow" stores a command grant for this program
+    /// (roots = `path`) instead of a path rule: the capability is the
+    /// program's need, not the folder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -108,6 +108,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let fence_has = |c: Capability| req.mode == Mode::DangerFullAccess || req.fence.contains(&c);
     let mut unknown = Vec::new();
     let mut unbounded: Vec<(String, Capability)> = Vec::new();
+    let mut program_needs: Vec<(String, Capability, String)> = Vec::new();
     for u in &analysis.unseen {
         match u {
             Unseen::Computed { capability, scope, reason } => {
@@ -139,6 +140,26 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                     }
                 }
                 unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
+            }
+            Unseen::ProgramState { program, capability, scope, reason } => {
+                let scope: Vec<String> = if scope.is_empty() { vec![cwd.clone()] } else { scope.clone() };
+                let mut bounded = fence_has(*capability);
+                for dir in &scope {
+                    let r = policy.resolve(&Spellings::of(dir, host), *capability);
+                    if r.refused && why_refused.is_none() {
+                        why_refused = Some((dir.clone(), *capability, r.why.clone()));
+                    }
+                    if !r.granted {
+                        bounded = false;
+                    }
+                }
+                if !bounded {
+                    for dir in scope {
+                        program_needs.push((dir.clone(), *capability, program.clone()));
+                        unbounded.push((dir, *capability));
+                    }
+                }
+                unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
             Unseen::NotOnPath { program } => {
                 let bounded = fence_has(Capability::Execute);
@@ -200,7 +221,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         Some(note) => format!("{reason} ({note}; asking instead)"),
         None => reason,
     };
-    let proposals = proposals(&missing, host);
+    let proposals = proposals(&missing, &program_needs, host);
     Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant }
 }
 
@@ -249,18 +270,22 @@ fn grant_phrase(w: &Why) -> String {
 }
 
 /// The narrowest rules "Always allow" would store: one per path, recursive
-/// only for an existing directory, never the parent folder.
-fn proposals(missing: &[PathCapability], host: &dyn Host) -> Vec<Proposal> {
+/// only for an existing directory, never the parent folder; what a program
+/// needs across a folder (git rewriting the worktree) becomes a grant for that
+/// program, not for the folder.
+fn proposals(missing: &[PathCapability], program_needs: &[(String, Capability, String)], host: &dyn Host) -> Vec<Proposal> {
     let mut out: Vec<Proposal> = Vec::new();
     for m in missing {
-        if let Some(p) = out.iter_mut().find(|p| p.path == m.path) {
+        let program = program_needs.iter().find(|(p, c, _)| *p == m.path && *c == m.capability).map(|(_, _, prog)| prog.clone());
+        if let Some(p) = out.iter_mut().find(|p| p.path == m.path && p.command == program) {
             p.access.set(m.capability, true);
             continue;
         }
         out.push(Proposal {
             path: m.path.clone(),
-            recursive: host.kind(&m.path) == PathKind::Dir,
+            recursive: host.kind(&m.path) == PathKind::Dir || program.is_some(),
             access: Access::of(&[m.capability]),
+            command: program,
         });
     }
     out

@@ -26,6 +26,9 @@ pub enum Unseen {
     Opaque { reason: String },
     /// A program PATH lookup cannot find now; the kernel decides at exec time.
     NotOnPath { program: String },
+    /// A program that rewrites files it chooses under `scope` (git switching
+    /// branches): "Always allow" grants it to that program, not to the folder.
+    ProgramState { program: String, capability: Capability, scope: Vec<String>, reason: String },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -122,6 +125,8 @@ enum Role {
     Zip,
     Compress,
     Find,
+    /// Subcommands that rewrite the worktree replace tracked files.
+    Git,
     Shell,
     Interpreter,
     /// `eval`, `source`, `.`: shell code the text does not show.
@@ -200,6 +205,7 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["jq", "yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
     Program { names: &["find"], takes_value: &[], kind: Kind::Role(Role::Find) },
+    Program { names: &["git"], takes_value: &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"], kind: Kind::Role(Role::Git) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
     Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
@@ -821,6 +827,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
         }
         Role::Find => find(args, sink, depth),
+        Role::Git => git(args, sink),
         Role::Shell => shell(s, args, sink, depth),
         Role::Interpreter => interpreter(name, args, sink),
         Role::Opaque => {
@@ -847,6 +854,68 @@ fn in_place_replace(sink: &mut Sink, file: &Arg) {
         None => ".".to_string(),
     };
     sink.unknown_names_in(Some(&Arg::Literal(dir)), &[Create, Delete], "an in-place edit renames a temp file over the original");
+}
+
+/// git: the worktree-rewriting subcommands replace tracked files (unlink
+/// and create again), which needs delete across the worktree; `.git` itself
+/// is tool state. `rm`/`mv` name their paths.
+fn git(args: &[Arg], sink: &mut Sink) {
+    let mut i = 0;
+    let mut cwd = sink.cwd.clone();
+    while i < args.len() {
+        let t = args[i].text();
+        match t {
+            "-C" => {
+                cwd = match (args.get(i + 1).and_then(Arg::literal), &cwd.0) {
+                    (Some(d), Some(ds)) => Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, sink.cx.home)).collect())),
+                    _ => Cwd(None),
+                };
+                i += 2;
+            }
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            _ if t.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i).and_then(Arg::literal) else { return };
+    let rest = &args[i + 1..];
+    let flag = |f: &str| rest.iter().any(|a| a.text() == f);
+    let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
+    let rewrites = match sub {
+        "rm" => {
+            for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
+                if !flag("--cached") {
+                    inner.path(a, Delete);
+                }
+            }
+            false
+        }
+        "mv" => {
+            let ops: Vec<&Arg> = rest.iter().filter(|a| !a.text().starts_with('-')).collect();
+            if let Some((dest, sources)) = ops.split_last() {
+                for s in sources {
+                    inner.path(s, Delete);
+                }
+                inner.path(dest, Create);
+            }
+            false
+        }
+        "clean" => !(flag("-n") || flag("--dry-run")),
+        "reset" => flag("--hard") || flag("--merge") || flag("--keep"),
+        "stash" => !matches!(rest.first().map(Arg::text), Some("list" | "show")),
+        "restore" => !(flag("--staged") && !flag("--worktree")),
+        "checkout" | "switch" | "merge" | "rebase" | "cherry-pick" | "revert" | "pull" | "am" | "apply" => true,
+        _ => false,
+    };
+    if rewrites {
+        let scope = inner.dirs().cloned().unwrap_or_default();
+        inner.out.unseen.push(Unseen::ProgramState {
+            program: "git".into(),
+            capability: Delete,
+            scope,
+            reason: format!("git {sub} replaces tracked files across the worktree"),
+        });
+    }
 }
 
 fn compress_suffix(name: &str) -> &'static str {

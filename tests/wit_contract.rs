@@ -94,7 +94,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         rule_id: Some("r".into()),
     };
     let unknown = Unknown { capability: Some(Capability::Delete), reason: "r".into(), bounded: false };
-    let proposal = Proposal { path: "/w".into(), recursive: true, access: Access::all() };
+    let proposal = Proposal { path: "/w".into(), recursive: true, access: Access::all(), command: Some("git".into()) };
     let pc = PathCapability { path: "/w".into(), capability: Capability::Read };
     let decision = Decision {
         decision: Outcome::Prompt,
