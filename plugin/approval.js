@@ -63,7 +63,8 @@ export function approvalListener({ asks, grants, ledger, review }) {
       }
     } finally {
       ask.state = 'answered'
-      if (outcome === 'allowed-once') grants.bind(ask.callId, onceRules(ask.callId, ask.proposals, new Date().toISOString()))
+      // A command grant that matched still carries its roots into the profile.
+      if (outcome === 'allowed-once') grants.bind(ask.callId, [...(ask.carried ?? []), ...onceRules(ask.callId, ask.proposals, new Date().toISOString())])
       else grants.release(ask.callId)
       if (human) {
         ledger.append({

@@ -76,12 +76,16 @@ export function refuseReason(decision) {
     'tell the user what was refused and let them decide.'
 }
 
-/** The stored rules and grants that granted some effect of this decision. */
+/**
+ * The stored rules and grants that granted some effect of this decision, and
+ * a matched command grant's roots: they bound what the program itself writes,
+ * which the command line does not show.
+ */
 export function decidedRules(d) {
   if (d?.decision === undefined) return []
   const known = [...(d.request.rules ?? []), ...(d.request.grants ?? [])]
   const ids = new Set((d.decision.effects ?? []).filter((e) => e.granted && e.ruleId).map((e) => e.ruleId))
-  return known.filter((r) => ids.has(r.id))
+  return [...known.filter((r) => ids.has(r.id)), ...(d.decision.commandGrant?.rules ?? [])]
 }
 
 /**
@@ -95,7 +99,8 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
     effects: d?.decision?.effects, missing: d?.decision?.missing, reason: d?.decision?.reason,
-    rules: decidedRules(d), commandGrant: d?.decision?.commandGrant ?? undefined,
+    // The fold reads the grant's name; only an allow is the grant's doing.
+    rules: decidedRules(d), commandGrant: outcome === 'allow' ? d?.decision?.commandGrant?.name : undefined,
     rulesError: d?.load?.error, ...extra,
   })
 
@@ -123,6 +128,8 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
       return { kind: 'deny', reason: `dsh-allow: could not decide this command (${error.message}); nothing ran` }
     }
     record(exec, d, outcome)
+    const carried = d.decision.commandGrant?.rules ?? []
+    if (outcome === 'allow' && carried.length > 0 && sessionId !== undefined) return runCarrying(exec, next, carried)
     if (outcome !== 'prompt') grants.release(exec.callId)
     if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
     if (outcome === 'allow') return next()
@@ -132,6 +139,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     asks.add({
       callId: exec.callId, sessionId, command, reason, cwd: d.request.cwd, mode: d.mode,
       missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
+      carried,
     })
     let downstream
     try {
@@ -147,6 +155,26 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
       return downstream
     }
     return { kind: 'ask', reason }
+  }
+
+  /**
+   * A command grant's roots are this call's one-shot grants, exactly like
+   * Allow once: bound to the call id for the decision, claimed by its own
+   * command line for the kernel profile, released in post-execute. The call
+   * keeps its session's turn meanwhile, so no other call can claim them.
+   */
+  async function runCarrying(exec, next, carried) {
+    grants.hold(exec.agent.session.id, exec.callId, exec.arguments.command)
+    grants.bind(exec.callId, carried)
+    let downstream
+    try {
+      downstream = await next()
+    } catch (error) {
+      grants.release(exec.callId)
+      throw error
+    }
+    if (downstream?.kind === 'deny') grants.release(exec.callId)
+    return downstream
   }
 
   async function fileGate(exec, next) {
