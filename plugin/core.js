@@ -26,6 +26,8 @@ export const parseRules = core.parseRules
 export const renderRules = core.renderRules
 export const newRuleId = core.newRuleId
 export const version = core.version
+/** `commandGrantPrompt(commands) -> string`: the model's prompt section for the command grants ('' for none). */
+export const commandGrantPrompt = core.commandGrantPrompt
 /** `compileProfile(request, host?) -> {plan, sbpl: {text, params}}`: the fence plan and its Seatbelt profile. */
 export const compileProfile = core.compileProfile
 /** Ledger folding and redaction (src/ledger.rs). */

@@ -99,6 +99,27 @@ export function apply(ctx, rawConfig) {
     })), 'dsh-allow: /allow')
   })
 
+  // The model is told which programs hold command grants and which spellings
+  // match, from the rules file as it is at each assembly. Only a hint: the
+  // core's matcher decides, a wrong spelling just asks.
+  if (config.promptHint !== false) {
+    ctx.inject(['systemPrompt'], (sub) => {
+      sub.effect(() => sub.systemPrompt.section({
+        name: 'tool:bash:command-grants',
+        order: 106,
+        text: () => {
+          try {
+            return promptText(core.commandGrantPrompt(store.load().commands))
+          } catch (error) {
+            // A hint must never fail the model's turn.
+            ctx.logger?.warn?.(`dsh-allow: command grants prompt section: ${error.message}`)
+            return ''
+          }
+        },
+      }), 'dsh-allow: command grants prompt section')
+    })
+  }
+
   // For answerers (the web card, tests): what a pending prompt names, and
   // "Always allow" = store exactly those proposals, then answer allowed-once.
   const api = {
@@ -130,6 +151,14 @@ export function apply(ctx, rawConfig) {
       sub.effect(() => sub.webServer.register(route), `dsh-allow: ${route.path}`)
     }
   })
+}
+
+/**
+ * DSH interpolates `{{name}}` in section text strictly and fails the turn on
+ * an unknown one; a grant's name or path is data, so braces are split apart.
+ */
+function promptText(text) {
+  return text.replace(/\{(?=\{)/g, '{ ').replace(/\}(?=\})/g, '} ')
 }
 
 function snapshot(ask) {
