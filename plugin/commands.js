@@ -2,7 +2,8 @@
 // stored rules. Answers go to the UI only (DSH never shows command output to
 // the model) and in the user's language.
 
-import { isAbsolute, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { canonical } from './fs-host.js'
 import { languageOf, say } from './messages.js'
@@ -22,7 +23,7 @@ export function allowCommand(deps) {
   return {
     name: 'allow',
     description: 'dsh-allow: list, add or remove file-permission rules; status of the kernel fence',
-    input: { hint: 'list | status | add <caps> <path> [file|folder] | remove <n> | clear' },
+    input: { hint: 'list | status | add <caps> <path> [file|folder] | remove <n> | clear | command list|add|remove' },
     handler: (inv) => runAllow(deps, inv),
   }
 }
@@ -39,6 +40,8 @@ export async function runAllow(deps, inv) {
     case 'add': return add(deps, t, session, args)
     case 'remove': return remove(deps, t, args)
     case 'clear': return clear(deps, t)
+    // Quotes let a root hold spaces (~/Library/Application Support/…).
+    case 'command': return commandGrants(deps, t, quotedWords(inv.rawInput).slice(1))
     default: return { kind: 'error', text: t('usage') }
   }
 }
@@ -70,6 +73,10 @@ function listText({ store }, t) {
   else {
     lines.push(t('list.header', { file: store.file }))
     load.rules.forEach((r, i) => lines.push(t('list.row', { n: i + 1, path: r.path, caps: caps(r.access), shape: shape(t, r) })))
+  }
+  if (load.commands.length > 0) {
+    lines.push(t('command.header', { file: store.file }))
+    load.commands.forEach((g, i) => lines.push(commandRow(t, g, i + 1)))
   }
   return lines.join('\n')
 }
@@ -147,4 +154,123 @@ async function clear({ store }, t) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
   return success(t('clear.done', { count }))
+}
+
+// `/allow command …`: command grants, "this program may write these roots".
+// What a grant may say is the core's to judge: the new grant is rendered and
+// read back by the core, and its error names the field.
+
+const SHAPES = ['strict', 'any']
+
+/** Words split on blanks, where "…" or '…' keeps blanks inside one word. */
+export function quotedWords(text) {
+  return [...text.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3])
+}
+
+function commandGrants(deps, t, args) {
+  const [verb = 'list', ...rest] = args
+  switch (verb) {
+    case 'list': return success(commandListText(deps, t))
+    case 'add': return addCommand(deps, t, rest)
+    case 'remove': return removeCommand(deps, t, rest)
+    default: return { kind: 'error', text: t('command.usage') }
+  }
+}
+
+function commandRow(t, g, n) {
+  return t('command.row', { n, name: g.name, command: g.command, roots: g.roots.join(', '), shape: g.shape })
+}
+
+function commandListText({ store }, t) {
+  const load = store.load()
+  const lines = loadNotes(load, t)
+  if (load.commands.length === 0) lines.push(t('command.empty', { file: store.file }))
+  else {
+    lines.push(t('command.header', { file: store.file }))
+    load.commands.forEach((g, i) => lines.push(commandRow(t, g, i + 1)))
+  }
+  return lines.join('\n')
+}
+
+/** `<program> [roots…] [--shape strict|any]` as a grant, or the usage error. */
+function parseCommandArgs(args, t) {
+  const words = []
+  let shape = 'strict'
+  for (let i = 0; i < args.length; i += 1) {
+    const word = args[i]
+    if (word === '--shape' || word.startsWith('--shape=')) {
+      shape = word === '--shape' ? args[++i] : word.slice('--shape='.length)
+      if (!SHAPES.includes(shape)) return { error: t('command.badfield', { field: 'shape', why: '"strict" or "any"' }) }
+    } else if (word.startsWith('--')) {
+      return { error: t('command.usage') }
+    } else {
+      words.push(word)
+    }
+  }
+  const [command, ...roots] = words
+  if (command === undefined) return { error: t('command.usage') }
+  return { grant: { name: command, command, roots: roots.length > 0 ? roots : ['$HOME'], shape } }
+}
+
+/** The core's verdict on one grant: its error or warning, with the field named. */
+function judge(core, grant) {
+  let load
+  try {
+    load = core.parseRules(core.renderRules([], [grant]))
+  } catch (error) {
+    return error.message
+  }
+  const local = (text) => text.replace(/^commands\[0\]\.?:?\s*/, '')
+  if (load.error) return local(load.error)
+  if (load.warnings.length > 0 || load.commands.length !== 1) return local(load.warnings[0] ?? 'not accepted')
+  return undefined
+}
+
+function rootPath(root, home) {
+  if (root === '$HOME' || root.startsWith('$HOME/')) return join(home, root.slice('$HOME'.length))
+  return expandHomePath(root)
+}
+
+async function addCommand({ store, core, settings }, t, args) {
+  const parsed = parseCommandArgs(args, t)
+  if (parsed.error !== undefined) return { kind: 'error', text: parsed.error }
+  const grant = { id: core.newRuleId(), ...parsed.grant, allowCdPrefix: true }
+  const why = judge(core, grant)
+  if (why !== undefined) return { kind: 'error', text: t('command.invalid', { why }) }
+  let duplicate
+  let after
+  try {
+    after = await store.update(({ rules, commands }) => {
+      duplicate = commands.findIndex((g) => g.command === grant.command)
+      if (duplicate >= 0) return undefined
+      return { rules, commands: [...commands, grant] }
+    })
+  } catch (error) {
+    return { kind: 'error', text: t('write.failed', { error: error.message }) }
+  }
+  if (duplicate >= 0) return { kind: 'error', text: t('command.duplicate', { command: grant.command, n: duplicate + 1 }) }
+  const lines = [t('command.added', { row: commandRow(t, grant, after.commands.length) })]
+  // Landlock fences only paths that exist: a missing root cannot be carried,
+  // and the call asks until the folder is there.
+  for (const root of grant.roots) {
+    if (!existsSync(rootPath(root, settings.home))) lines.push(t('command.missingroot', { root }))
+  }
+  return success(lines.join('\n'))
+}
+
+async function removeCommand({ store }, t, args) {
+  const n = Number(args[0])
+  if (args.length !== 1 || !Number.isInteger(n) || n < 1) return { kind: 'error', text: t('command.usage') }
+  let removed
+  try {
+    await store.update(({ rules, commands }) => {
+      if (n > commands.length) return undefined
+      removed = commands[n - 1]
+      return { rules, commands: commands.filter((_, i) => i !== n - 1) }
+    })
+  } catch (error) {
+    return { kind: 'error', text: t('write.failed', { error: error.message }) }
+  }
+  if (removed === undefined) return { kind: 'error', text: t('command.nosuch', { n }) }
+  return success(t('command.removed', { row: commandRow(t, removed, n) }))
 }
