@@ -80,8 +80,9 @@ export function makeWorld(label, { allowConfig } = {}) {
 export function envOf(world, mode = 'workspace-write', extra = {}) {
   return {
     // System programs only: tool shims under the developer's real home
-    // (pyenv, cargo) are outside the fixture home the baseline opens.
-    PATH: `${NODE_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    // (pyenv, cargo) are outside the fixture home the baseline opens. A test
+    // installs its own programs by listing their folders in `world.binDirs`.
+    PATH: [...(world.binDirs ?? []), NODE_BIN, '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'].join(':'),
     HOME: world.home,
     DSH_HOME: world.dshHome,
     DSH_PERMISSION_MODE: mode,
