@@ -99,7 +99,16 @@ export interface Decision {
   missing: PathCapability[];
   unknown: Unknown[];
   proposals: Proposal[];
-  commandGrant?: string | null;
+  /** The command grant that matched this call: its roots are this call's one-shot grants. */
+  commandGrant?: GrantMatch | null;
+}
+
+/** A command grant that matched one call. */
+export interface GrantMatch {
+  id: string;
+  name: string;
+  /** The roots as one-shot grants of this call (decision and profile). */
+  rules: Rule[];
 }
 
 /** What reading a rules file produced. On `error`, keep the file untouched. */
@@ -133,6 +142,8 @@ export declare function decide(request: DecideRequest, host?: Host | null): Deci
 export declare function parseRules(text: string): RulesLoad;
 /** Render rules and command grants as rules-file text. */
 export declare function renderRules(rules: RuleInput[], commands?: CommandGrantInput[]): string;
+/** The model's system-prompt section for these command grants ('' for none). */
+export declare function commandGrantPrompt(commands: CommandGrant[]): string;
 /** The core's version (the crate's). */
 export declare function version(): string;
 /** A fresh random rule id. */
