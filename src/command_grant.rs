@@ -20,6 +20,9 @@ use crate::rules::{CommandGrant, Rule, Shape};
 /// Longer command lines are never matched.
 pub const MAX_MATCH_BYTES: usize = 8 * 1024;
 
+/// Marks the one "matched but not applied" answer of [`find`].
+pub const CANNOT_CARRY: &str = "not carried";
+
 /// A command grant that matched this call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,9 +59,20 @@ pub fn find(grants: &[CommandGrant], input: &MatchInput, host: &dyn Host) -> Res
                     let path = expand(root, input.home);
                     // Landlock fences what exists; a root that does not is not carried.
                     if host.kind(&path) != PathKind::Dir {
-                        return Err(format!("command grant {}: root {path} does not exist, so the fence cannot carry it", label(g)));
+                        return Err(format!("{CANNOT_CARRY}: command grant {}: root {path} does not exist, so the fence cannot carry it", label(g)));
                     }
                     rules.push(Rule { id: format!("cmd:{}", label(g)), path, recursive: true, access, hits: 0, created_at: String::new() });
+                }
+                // The matched program itself may run: it is the trusted part.
+                if let Some(program) = configured(g, host) {
+                    rules.push(Rule {
+                        id: format!("cmd:{}", label(g)),
+                        path: program,
+                        recursive: false,
+                        access: Access::of(&[Capability::Read, Capability::Execute]),
+                        hits: 0,
+                        created_at: String::new(),
+                    });
                 }
                 return Ok(GrantMatch { id: g.id.clone(), name: label(g), rules });
             }

@@ -78,7 +78,9 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 req = &with_roots;
                 command_grant = Some(m);
             }
-            Err(why) if why.contains("cannot carry") => grant_note = Some(why),
+            Err(why) if why.starts_with(crate::command_grant::CANNOT_CARRY) => {
+                grant_note = Some(why.trim_start_matches(crate::command_grant::CANNOT_CARRY).trim_start_matches(": ").to_string())
+            }
             Err(_) => {}
         }
     }
@@ -197,6 +199,16 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             proposals: Vec::new(),
             command_grant: None,
         };
+    }
+    // A grant that matched but cannot be carried falls back to the prompt:
+    // the program's writes are not visible effects, so ask for the roots.
+    if grant_note.is_some() && missing.is_empty() {
+        if let Some(g) = req.commands.iter().find(|g| grant_note.as_deref().is_some_and(|n| n.contains(&format!("command grant {}:", if g.name.is_empty() { &g.command } else { &g.name })))) {
+            for root in &g.roots {
+                let path = if let Some(rest) = root.strip_prefix("$HOME") { paths::normalize(&format!("{home}/{rest}")) } else { paths::absolute("/", root, &home) };
+                missing.push(PathCapability { path, capability: Capability::Create });
+            }
+        }
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {

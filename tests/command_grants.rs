@@ -118,9 +118,11 @@ fn lines_over_8_kib_never_match() {
 fn a_match_adds_its_roots_as_write_and_create_for_that_call_only() {
     let d = decide(&request("lark-cli auth login 2>&1 | tail -3", LARK), &host());
     let m = d.command_grant.expect("matched");
-    let paths: Vec<&str> = m.rules.iter().map(|r| r.path.as_str()).collect();
+    let paths: Vec<&str> = m.rules.iter().filter(|r| r.recursive).map(|r| r.path.as_str()).collect();
     assert_eq!(paths, ["/h/.lark-cli", "/h/Library/Application Support/lark-cli"]);
-    assert!(m.rules.iter().all(|r| r.access.describe() == "write,create"), "not delete unless listed");
+    let roots: Vec<_> = m.rules.iter().filter(|r| r.recursive).collect();
+    assert!(roots.iter().all(|r| r.access.describe() == "write,create"), "not delete unless listed");
+    assert!(m.rules.iter().any(|r| r.path == "/opt/lark/bin/lark-cli" && r.access.describe() == "read,execute"), "the program itself may run");
     assert_eq!(d.decision, Outcome::Allow);
     // The same roots are not granted to another program.
     let other = decide(&request("touch ~/.lark-cli/token", LARK), &host());
@@ -133,6 +135,7 @@ fn a_root_the_fence_cannot_carry_falls_back_to_the_prompt_and_says_so() {
     let file = r#"{"version": 3, "rules": [], "commands": [{"command": "lark-cli", "roots": ["~/.not-yet"]}]}"#;
     let d = decide(&request("lark-cli docs", file), &host());
     assert!(d.command_grant.is_none(), "not applied");
+    assert_eq!(d.decision, Outcome::Prompt, "falls back to the prompt");
     assert!(d.reason.contains("cannot carry"), "the ledger row says so: {}", d.reason);
 }
 
