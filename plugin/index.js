@@ -131,10 +131,21 @@ export function apply(ctx, rawConfig) {
       const ask = asks.get(callId)
       if (ask === undefined) throw new Error(`dsh-allow: no pending prompt for call ${callId}`)
       let stored = []
+      // A proposal naming a program (git rewriting the worktree) is stored as
+      // a command grant for that program, never as a rule on the folder.
+      const forPaths = ask.proposals.filter((p) => !p.command)
+      const forPrograms = ask.proposals.filter((p) => p.command)
       await store.update(({ rules, commands }) => {
-        const merged = withProposals(rules, ask.proposals, core.newRuleId, new Date().toISOString())
-        stored = merged.stored
-        return stored.length === 0 ? undefined : { rules: merged.rules, commands }
+        const merged = withProposals(rules, forPaths, core.newRuleId, new Date().toISOString())
+        const grants = [...(commands ?? [])]
+        for (const p of forPrograms) {
+          const access = Object.fromEntries(Object.entries(p.access ?? {}).filter(([, v]) => v === true))
+          const same = grants.find((g) => g.command === p.command && g.roots.length === 1 && g.roots[0] === p.path)
+          if (same) Object.assign((same.access ??= {}), access)
+          else grants.push({ id: core.newRuleId(), name: `${p.command} in ${p.path}`, command: p.command, roots: [p.path], shape: 'strict', access, allowCdPrefix: true })
+        }
+        stored = [...merged.stored, ...forPrograms]
+        return stored.length === 0 ? undefined : { rules: merged.rules, commands: grants }
       })
       ask.always = stored
       return stored
