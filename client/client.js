@@ -301,7 +301,11 @@ window.__ModuleLoader__.load({
       var folded = useMemo(function () {
         if (core === null || ledger === null) return null
         var started = performance.now()
-        var result = core.foldLedger(ledger.text || '', { sessionId: sessionId, limit: ROW_LIMIT, baseline: showBaseline })
+        var options = { sessionId: sessionId, limit: ROW_LIMIT, baseline: showBaseline }
+        // JSON text across the wasm boundary is cheaper than building the rows field by field.
+        var result = typeof core.foldLedgerJson === 'function'
+          ? JSON.parse(core.foldLedgerJson(ledger.text || '', JSON.stringify(options)))
+          : core.foldLedger(ledger.text || '', options)
         result.foldMs = performance.now() - started
         return result
       }, [core, ledger, sessionId, showBaseline])

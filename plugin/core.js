@@ -32,6 +32,7 @@ export const commandGrantPrompt = core.commandGrantPrompt
 export const compileProfile = core.compileProfile
 /** Ledger folding and redaction (src/ledger.rs). */
 export const foldLedger = core.foldLedger
+export const foldLedgerJson = core.foldLedgerJson
 export const redact = core.redact
 /** The optional auto-reviewer's input, instructions and answer reading (src/review.rs). */
 export const buildReviewInput = core.buildReviewInput

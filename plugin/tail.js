@@ -86,9 +86,11 @@ export class LedgerTail {
     const foldKey = `${rowLimit}:${baseline ? 1 : 0}`
     let folded = w.folds.get(foldKey)
     if (folded === undefined) {
-      folded = this.core.foldLedger(w.text, {
-        ...(sessionId === undefined ? {} : { sessionId }), limit: rowLimit, baseline: Boolean(baseline),
-      })
+      const options = { ...(sessionId === undefined ? {} : { sessionId }), limit: rowLimit, baseline: Boolean(baseline) }
+      // JSON text across the wasm boundary is cheaper than building the rows field by field.
+      folded = typeof this.core.foldLedgerJson === 'function'
+        ? JSON.parse(this.core.foldLedgerJson(w.text, JSON.stringify(options)))
+        : this.core.foldLedger(w.text, options)
       w.folds.set(foldKey, folded)
     }
     return { ...folded, bytes: w.bytes, truncated: w.truncated }
