@@ -8,11 +8,22 @@ use crate::paths;
 
 pub struct FsHost {
     path_var: Option<String>,
+    /// Resolved existing ancestors: most roots share a few (home, /usr).
+    resolved: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 impl FsHost {
     pub fn from_env() -> FsHost {
-        FsHost { path_var: std::env::var("PATH").ok() }
+        FsHost { path_var: std::env::var("PATH").ok(), resolved: Default::default() }
+    }
+
+    fn resolve_existing(&self, p: &Path) -> Option<PathBuf> {
+        if let Some(r) = self.resolved.borrow().get(p) {
+            return r.clone();
+        }
+        let r = std::fs::canonicalize(p).ok();
+        self.resolved.borrow_mut().insert(p.to_path_buf(), r.clone());
+        r
     }
 }
 
@@ -24,24 +35,29 @@ impl Host for FsHost {
     }
 
     fn canonical(&self, path: &str) -> String {
-        // Resolve the deepest existing ancestor; re-append what does not exist yet.
-        let mut existing = PathBuf::from(paths::normalize(path));
-        let mut tail: Vec<String> = Vec::new();
-        loop {
-            if let Ok(real) = std::fs::canonicalize(&existing) {
-                let mut out = real;
-                for seg in tail.iter().rev() {
-                    out.push(seg);
-                }
-                return paths::normalize(&out.to_string_lossy());
-            }
+        // Find the deepest existing ancestor with lstat (cheap), then resolve
+        // it once; what does not exist yet is re-appended as spelled.
+        let full = PathBuf::from(paths::normalize(path));
+        let mut existing = full.as_path();
+        let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
+        while std::fs::symlink_metadata(existing).is_err() {
             match (existing.parent(), existing.file_name()) {
                 (Some(parent), Some(name)) => {
-                    tail.push(name.to_string_lossy().into_owned());
-                    existing = parent.to_path_buf();
+                    tail.push(name);
+                    existing = parent;
                 }
                 _ => return paths::normalize(path),
             }
+        }
+        match self.resolve_existing(existing) {
+            Some(mut out) => {
+                for seg in tail.iter().rev() {
+                    out.push(seg);
+                }
+                paths::normalize(&out.to_string_lossy())
+            }
+            // A dangling link or an unreadable component: as spelled.
+            None => paths::normalize(path),
         }
     }
 
