@@ -114,22 +114,8 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     for u in &analysis.unseen {
         match u {
             Unseen::Computed { capability, scope, reason } => {
-                let scope: Vec<String> = if scope.is_empty() { vec![cwd.clone()] } else { scope.clone() };
-                let mut bounded = fence_has(*capability);
-                for dir in &scope {
-                    let r = policy.resolve(&Spellings::of(dir, host), *capability);
-                    if r.refused && why_refused.is_none() {
-                        why_refused = Some((dir.clone(), *capability, r.why.clone()));
-                    }
-                    if !r.granted {
-                        bounded = false;
-                    }
-                }
-                if !bounded {
-                    for dir in scope {
-                        unbounded.push((dir, *capability));
-                    }
-                }
+                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);
+                unbounded.extend(open.into_iter().map(|dir| (dir, *capability)));
                 unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
             Unseen::Opaque { reason } => {
@@ -144,22 +130,10 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
             Unseen::ProgramState { program, capability, scope, reason } => {
-                let scope: Vec<String> = if scope.is_empty() { vec![cwd.clone()] } else { scope.clone() };
-                let mut bounded = fence_has(*capability);
-                for dir in &scope {
-                    let r = policy.resolve(&Spellings::of(dir, host), *capability);
-                    if r.refused && why_refused.is_none() {
-                        why_refused = Some((dir.clone(), *capability, r.why.clone()));
-                    }
-                    if !r.granted {
-                        bounded = false;
-                    }
-                }
-                if !bounded {
-                    for dir in scope {
-                        program_needs.push((dir.clone(), *capability, program.clone()));
-                        unbounded.push((dir, *capability));
-                    }
+                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);
+                for dir in open {
+                    program_needs.push((dir.clone(), *capability, program.clone()));
+                    unbounded.push((dir, *capability));
                 }
                 unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
@@ -235,6 +209,32 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     };
     let proposals = proposals(&missing, &program_needs, host);
     Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant }
+}
+
+/// An operation whose paths lie somewhere under `scope` (the cwd when
+/// empty) is bounded when every scope folder grants it and the kernel fences
+/// it. Returns that, and the folders to ask for when it is not.
+fn bound_in(
+    policy: &Policy,
+    scope: &[String],
+    cwd: &str,
+    cap: Capability,
+    fenced: bool,
+    host: &dyn Host,
+    why_refused: &mut Option<(String, Capability, Why)>,
+) -> (bool, Vec<String>) {
+    let scope: Vec<String> = if scope.is_empty() { vec![cwd.to_string()] } else { scope.to_vec() };
+    let mut bounded = fenced;
+    for dir in &scope {
+        let r = policy.resolve(&Spellings::of(dir, host), cap);
+        if r.refused && why_refused.is_none() {
+            *why_refused = Some((dir.clone(), cap, r.why.clone()));
+        }
+        if !r.granted {
+            bounded = false;
+        }
+    }
+    (bounded, if bounded { Vec::new() } else { scope })
 }
 
 fn verdict(path: &str, cap: Capability, r: &Resolution) -> EffectVerdict {

@@ -2,7 +2,10 @@
 //! shadowing rules, and what a match adds to the decision.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dsh_allow::api::{DecideRequest, Mode, Outcome, Platform};
+#[path = "support/request.rs"]
+mod base;
+
+use dsh_allow::api::{DecideRequest, Outcome};
 use dsh_allow::decide::decide;
 use dsh_allow::host::FixtureHost;
 use dsh_allow::rules::parse_rules_file;
@@ -20,20 +23,7 @@ fn host() -> FixtureHost {
 fn request(command: &str, rules_file: &str) -> DecideRequest {
     let load = parse_rules_file(rules_file);
     assert!(load.error.is_none(), "{:?}", load.error);
-    DecideRequest {
-        command: command.into(),
-        cwd: "/w".into(),
-        workspace: "/w".into(),
-        home: "/h".into(),
-        harness_home: "/h/.dsh".into(),
-        platform: Platform::Linux,
-        mode: Mode::WorkspaceWrite,
-        rules: load.rules,
-        grants: vec![],
-        commands: load.commands,
-        protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
-        fence: dsh_allow::capability::Capability::ALL.to_vec(),
-    }
+    DecideRequest { rules: load.rules, commands: load.commands, ..base::request(command) }
 }
 
 const LARK: &str = r#"{"version": 3, "rules": [], "commands": [

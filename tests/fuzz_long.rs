@@ -5,25 +5,15 @@
 //! soup; each must not panic, and text the grammar rejects is never allowed.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dsh_allow::api::{DecideRequest, Mode, Outcome, Platform};
+#[path = "support/request.rs"]
+mod request;
+
+use dsh_allow::api::Outcome;
 use dsh_allow::decide::decide;
 use dsh_allow::host::LexicalHost;
 
-fn req(command: String) -> DecideRequest {
-    DecideRequest {
-        command,
-        cwd: "/w".into(),
-        workspace: "/w".into(),
-        home: "/h".into(),
-        harness_home: "/h/.dsh".into(),
-        platform: Platform::Linux,
-        mode: Mode::WorkspaceWrite,
-        rules: vec![],
-        grants: vec![],
-        commands: vec![],
-        protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
-        fence: dsh_allow::capability::Capability::ALL.to_vec(),
-    }
+fn req(command: String) -> dsh_allow::api::DecideRequest {
+    request::request(&command)
 }
 
 #[test]

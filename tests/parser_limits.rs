@@ -2,26 +2,16 @@
 //! unparsable text, NUL bytes, deep nesting; and arbitrary text never panics.
 #![cfg(not(target_arch = "wasm32"))]
 
-use dsh_allow::api::{DecideRequest, Mode, Outcome, Platform};
+#[path = "support/request.rs"]
+mod request;
+
+use dsh_allow::api::Outcome;
 use dsh_allow::decide::decide;
 use dsh_allow::host::LexicalHost;
 use proptest::prelude::*;
 
-fn req(command: &str) -> DecideRequest {
-    DecideRequest {
-        command: command.into(),
-        cwd: "/w".into(),
-        workspace: "/w".into(),
-        home: "/h".into(),
-        harness_home: "/h/.dsh".into(),
-        platform: Platform::Linux,
-        mode: Mode::WorkspaceWrite,
-        rules: vec![],
-        grants: vec![],
-        commands: vec![],
-        protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
-        fence: dsh_allow::capability::Capability::ALL.to_vec(),
-    }
+fn req(command: &str) -> dsh_allow::api::DecideRequest {
+    request::request(command)
 }
 
 #[test]
