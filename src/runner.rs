@@ -30,7 +30,7 @@ pub fn main(args: &[String]) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
-    prepare_tool_state(&req);
+    prepare_tool_state(&req, argv);
     let plan = profile::compile(&req, &FsHost::from_env());
     #[cfg(target_os = "linux")]
     {
@@ -52,7 +52,7 @@ pub fn main(args: &[String]) -> ExitCode {
 /// fences only what exists when the call starts), and send Python's bytecode
 /// cache to a temp folder: an import's cache write is an atomic replace,
 /// which needs delete where the sources are.
-fn prepare_tool_state(req: &ProfileRequest) {
+fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     if req.mode != crate::api::Mode::WorkspaceWrite {
         return;
     }
@@ -61,6 +61,27 @@ fn prepare_tool_state(req: &ProfileRequest) {
         if ws.join(marker).is_file() && !ws.join(folder).exists() {
             let _ = std::fs::create_dir(ws.join(folder));
         }
+    }
+    // `git init` in the workspace renames lock files inside `.git` at once;
+    // an empty `.git` made first lets the fence carry it (git initialises an
+    // empty `.git` as usual).
+    let runs_git_init = argv.iter().any(|a| {
+        let words: Vec<&str> = a.split(|c: char| c.is_whitespace() || ";&|()".contains(c)).filter(|w| !w.is_empty()).collect();
+        (0..words.len()).any(|i| {
+            if words[i] != "git" {
+                return false;
+            }
+            // Past git's own options (`-c k=v`, `-C dir`, `--bare`…) to the subcommand.
+            let mut j = i + 1;
+            while j < words.len() && words[j].starts_with('-') {
+                j += if matches!(words[j], "-c" | "-C") { 2 } else { 1 };
+            }
+            words.get(j) == Some(&"init")
+        })
+    });
+    let in_workspace = std::env::current_dir().is_ok_and(|d| d == ws);
+    if runs_git_init && in_workspace && !ws.join(".git").exists() {
+        let _ = std::fs::create_dir(ws.join(".git"));
     }
     if std::env::var_os("PYTHONPYCACHEPREFIX").is_none() {
         std::env::set_var("PYTHONPYCACHEPREFIX", "/tmp/dsh-allow-pycache");

@@ -232,6 +232,18 @@ fn nothing_of_the_command_runs_when_the_ruleset_cannot_be_applied() {
     assert!(!marker.exists());
 }
 
+#[test]
+fn everyday_git_works_under_the_default_fence_while_deletes_stay_refused() {
+    let Some(t) = Tree::new("git") else { return };
+    let profile = t.profile(json!([]));
+    let git = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c user.name=t -c user.email=t@t";
+    let out = t.run(&profile, &format!("{git} init -q && {git} add -A && {git} commit -qm first && {git} branch topic && {git} status --short"));
+    assert!(out.status.success(), "git under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!t.base.join("ws/.git/index.lock").exists(), "no stale lock left behind");
+    assert!(!t.ok(&profile, "rm src/main.rs"), "tool state opened .git, not the worktree");
+    assert!(t.base.join("ws/src/main.rs").exists());
+}
+
 /// Random rule sets and (operation, path) probes: the core's verdict against
 /// what the kernel lets a real process do. The count is small here; the
 /// long run (`--ignored`) does 10,000 probes and prints the mismatch count.
