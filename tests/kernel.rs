@@ -9,6 +9,9 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
@@ -24,7 +27,7 @@ impl Tree {
             eprintln!("SKIP {name}: this kernel has no Landlock; the kernel suite cannot run here");
             return None;
         }
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernel-{name}-{}", std::process::id()));
+        let base = scratch::root().join(format!("kernel-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&base);
         for d in ["ws/src", "ws/build", "home/.dsh", "home/.ssh", "home/bin", "outside/build", "outside/build-2"] {
             fs::create_dir_all(base.join(d)).unwrap();

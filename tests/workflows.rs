@@ -19,6 +19,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
@@ -302,7 +305,7 @@ impl Tree {
             eprintln!("SKIP {name}: this kernel has no Landlock; the workflow suite cannot run here");
             return None;
         }
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("workflows-{name}-{}", std::process::id()));
+        let base = scratch::root().join(format!("workflows-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&base);
         for d in ["ws", "home/.dsh", "npm-cache"] {
             fs::create_dir_all(base.join(d)).unwrap();

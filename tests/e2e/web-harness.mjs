@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DSH, PKG, REPO, envOf, missingPrerequisite } from './harness.mjs'
+import { DSH, PKG, REPO, envOf, missingPrerequisite, testOutput } from './harness.mjs'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const CHROMIUM_ARGS = [
@@ -36,7 +36,7 @@ export function missingWebPrerequisite() {
  * the web profile materialized, dsh-allow and the scripted model inserted.
  */
 export function makeWebWorld(label, { script = [] } = {}) {
-  const base = join(REPO, 'test-output')
+  const base = testOutput()
   mkdirSync(base, { recursive: true })
   const root = mkdtempSync(join(base, `e2e-${label}-`))
   const world = { root, ws: join(root, 'ws'), home: join(root, 'home'), dshHome: join(root, 'dsh') }

@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -15,8 +16,13 @@ before(async () => {
   core = await import(pathToFileURL(entry).href);
   // Not under /tmp: the core's baseline lets anything write there, which
   // would hide whether symlinks were resolved.
-  fs.mkdirSync(path.join(ROOT, 'target'), { recursive: true });
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(ROOT, 'target', 'node-test-')));
+  // Not under a temp folder (the baseline opens those fully, hiding what the
+  // symlink resolution decides): the target dir, or $HOME/.cache when the
+  // checkout itself is in /tmp.
+  const underTemp = /^\/(tmp|var\/tmp|dev\/shm)(\/|$)/.test(fs.realpathSync(ROOT));
+  const base = underTemp ? path.join(os.homedir(), '.cache', 'dsh-allow-tests') : path.join(ROOT, 'target');
+  fs.mkdirSync(base, { recursive: true });
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(base, 'node-test-')));
   fs.mkdirSync(path.join(tmp, 'real', 'sub'), { recursive: true });
   fs.writeFileSync(path.join(tmp, 'real', 'file.txt'), 'x');
   fs.symlinkSync(path.join(tmp, 'real'), path.join(tmp, 'link'));
