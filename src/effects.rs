@@ -698,7 +698,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 sink.path(op, Read);
                 if in_place {
                     sink.path(op, Write);
-                    in_place_replace(sink, op);
+                    in_place_replace(sink, name, op);
                 }
             }
         }
@@ -846,14 +846,23 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
 /// the original: create and delete in the folder holding it (a rename needs
 /// delete of the source and create of the target), with names only the
 /// editor knows.
-fn in_place_replace(sink: &mut Sink, file: &Arg) {
+fn in_place_replace(sink: &mut Sink, program: &str, file: &Arg) {
     let Arg::Literal(f) = file else { return };
     let dir = match f.rfind('/') {
         Some(0) => "/".to_string(),
         Some(i) => f[..i].to_string(),
         None => ".".to_string(),
     };
-    sink.unknown_names_in(Some(&Arg::Literal(dir)), &[Create, Delete], "an in-place edit renames a temp file over the original");
+    sink.unknown_names_in(Some(&Arg::Literal(dir.clone())), &[Create], "an in-place edit renames a temp file over the original");
+    // The delete is the editor's need, not the folder's: "Always allow"
+    // grants it to the program (a command grant), so `rm` keeps asking.
+    let scope: Vec<String> = sink.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, &dir, sink.cx.home)).collect()).unwrap_or_default();
+    sink.out.unseen.push(Unseen::ProgramState {
+        program: program.to_string(),
+        capability: Delete,
+        scope,
+        reason: format!("{program} edits in place: its temp file is renamed over the original"),
+    });
 }
 
 /// git: the worktree-rewriting subcommands replace tracked files (unlink
@@ -1204,7 +1213,7 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
             for f in files {
                 sink.path(f, Read);
                 sink.path(f, Write);
-                in_place_replace(sink, f);
+                in_place_replace(sink, name, f);
             }
             sink.opaque(format!("`{name} {t}` edits files with inline code"));
             return;
