@@ -98,6 +98,11 @@ pub fn baseline(platform: Platform) -> Vec<Entry> {
     for p in toolchains(platform) {
         v.push(e(Root::Home(p), RX));
     }
+    // Package-manager caches under home: content-addressed, regenerable,
+    // written on every install (npm measured: `npm install` fails without).
+    for p in HOME_TOOL_STATE {
+        v.push(e(Root::Home(p), ALL));
+    }
     for p in [".gitconfig", ".gitignore"] {
         v.push(file(Root::Home(p), R));
     }
@@ -132,6 +137,9 @@ pub const TOOL_STATE: &[Entry] = &[
 /// Folders the runner makes before the fence goes up (Landlock fences what
 /// exists), when the workspace shows the tool that owns them.
 pub const PREPARE: &[(&str, &str)] = &[("Cargo.toml", "target"), ("package.json", "node_modules")];
+
+/// Caches under home that package managers write on every install.
+pub const HOME_TOOL_STATE: &[&str] = &[".npm", ".cache/pip", ".cache/go-build", ".cache/yarn", ".pnpm-store"];
 
 /// User-installed toolchains under home: programs and settings, not credentials.
 pub fn toolchains(platform: Platform) -> &'static [&'static str] {
