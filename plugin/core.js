@@ -34,6 +34,8 @@ export const compileProfile = core.compileProfile
 export const foldLedger = core.foldLedger
 export const foldLedgerJson = core.foldLedgerJson
 export const redact = core.redact
+/** `explainDenials(stderr, cwd, home) -> [{path, capability?, guidance}]`: kernel denials as guidance. */
+export const explainDenials = core.explainDenials
 /** The optional auto-reviewer's input, instructions and answer reading (src/review.rs). */
 export const buildReviewInput = core.buildReviewInput
 export const reviewSystemPrompt = core.reviewSystemPrompt

@@ -92,7 +92,7 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform }) {
+export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials }) {
   /** callId → the decision the call ran under (the guard's), until it settles. */
   const ranUnder = new Map()
   const record = (exec, d, outcome, extra = {}) => ledger.append({
@@ -223,7 +223,18 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     let notes = []
     if (SHELL_TOOLS.has(exec.name) && !result.isError) {
       const fenced = (fence.current()?.level ?? 'off') !== 'off'
-      notes = completeRemovals(pendingRemovals(ranUnder.get(exec.callId), result.value, { platform, fenced }))
+      const ran = ranUnder.get(exec.callId)
+      notes = completeRemovals(pendingRemovals(ran, result.value, { platform, fenced }))
+      // A kernel denial becomes guidance: the missing capability, where, and
+      // the narrowest /allow add, instead of a bare "Permission denied".
+      if (fenced && ran !== undefined && explainDenials !== undefined) {
+        const stderr = result.value?.stderr?.text ?? ''
+        try {
+          for (const d of explainDenials(stderr, ran.request.cwd, ran.request.home)) notes.push(d.guidance)
+        } catch {
+          // Guidance is a courtesy; the call's result stands without it.
+        }
+      }
     }
     settle(exec)
     const downstream = await next()

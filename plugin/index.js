@@ -60,7 +60,7 @@ export function apply(ctx, rawConfig) {
   }
 
   const decide = makeDecider({ core, host: fsHost(), store, fence, settings, policyOf, protectedFiles })
-  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined })
+  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 

@@ -17,6 +17,7 @@ pub mod effects;
 pub mod explain;
 #[cfg(unix)]
 pub mod fs_host;
+pub mod guidance;
 pub mod host;
 pub mod ledger;
 pub mod mode;

@@ -139,6 +139,12 @@ pub fn fold_ledger_json(text: &str, options: &str) -> Result<String, JsError> {
     Ok(serde_json::to_string(&crate::ledger::fold(text, &options)).expect("rows serialize"))
 }
 
+/// `explainDenials(stderr, cwd, home)`: kernel denials as guidance for the model.
+#[wasm_bindgen(js_name = explainDenials)]
+pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Result<JsValue, JsError> {
+    to_js(&crate::guidance::explain_denials(stderr, cwd, home))
+}
+
 /// `redact(command)`: secrets replaced before anything is written.
 #[wasm_bindgen]
 pub fn redact(text: &str) -> String {

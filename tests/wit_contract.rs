@@ -162,6 +162,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("folded", s(&folded)),
         ("fold-options", s(&fold)),
         ("session-event", json!({"type": "sandbox/mode", "data": {}})),
+        ("denial", s(&dsh_allow::guidance::Denial { path: "/w".into(), capability: Some(Capability::Delete), guidance: "g".into() })),
         ("review-request", review_request()),
         ("requested-permission", s(&review_input().requested_permissions[0])),
         ("review-input", s(&review_input())),

@@ -238,6 +238,8 @@ describe('dsh-allow with the Landlock runner', { skip: missing ?? (kernel ? fals
     const [r] = results(run)
     assert.match(r.text, /Permission ?Error|Permission denied|Operation not permitted/i, JSON.stringify(r))
     assert.equal(existsSync(join(world.ws, 'build', 'x')), true)
+    // The denial comes back as guidance naming the path and how to ask for it.
+    assert.match(r.text, /dsh-allow: the kernel fence refused .*build\/x.*Do not work around it/s, JSON.stringify(r))
   })
 
   test('the SSH key is refused by the kernel even when run with a grant elsewhere', async () => {

@@ -1,0 +1,105 @@
+//! Kernel denials turned into guidance: when a fenced command fails with
+//! "Permission denied" / "Operation not permitted", name the capability that
+//! was missing and where, and the narrowest `/allow add` that would grant it,
+//! instead of leaving the model a bare error to work around.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::Capability;
+use crate::paths;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Denial {
+    pub path: String,
+    /// `None` when the message does not say which operation failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
+    /// The sentence for the model.
+    pub guidance: String,
+}
+
+/// Words in a denial line that tell the operation (tool messages as measured:
+/// coreutils, git, sed, perl, python, bash).
+const OPERATIONS: &[(&[&str], Capability)] = &[
+    (&["unlink", "remove", "rename", "move", "rmdir", "delete"], Capability::Delete),
+    (&["cannot create", "create", "touch", "mkdir", "make"], Capability::Create),
+    (&["exec", "execute", "run"], Capability::Execute),
+    (&["write", "truncate", "modify", "chmod", "chown"], Capability::Write),
+    (&["read", "open", "cat", "head", "tail", "stat"], Capability::Read),
+];
+
+pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
+    let mut out: Vec<Denial> = Vec::new();
+    for line in stderr.lines() {
+        let lower = line.to_ascii_lowercase();
+        if !(lower.contains("permission denied") || lower.contains("operation not permitted")) {
+            continue;
+        }
+        let Some(spelled) = path_in(line) else { continue };
+        let path = paths::absolute(cwd, &spelled, home);
+        let capability = OPERATIONS.iter().find(|(words, _)| words.iter().any(|w| lower.contains(w))).map(|(_, c)| *c);
+        // A rename or an unlink is decided on the folder holding the entry.
+        let target = if capability == Some(Capability::Delete) || capability == Some(Capability::Create) {
+            paths::parent(&path).to_string()
+        } else {
+            path.clone()
+        };
+        let what = capability.map(|c| c.as_str()).unwrap_or("an operation");
+        let grant = capability
+            .map(|c| format!("`/allow add {} {} {}`", c.as_str(), target, if target == path { "file" } else { "folder" }))
+            .unwrap_or_else(|| format!("`/allow add <capability> {target}`"));
+        let guidance = format!(
+            "dsh-allow: the kernel fence refused {what} on {path} — the file-system permissions the user set for this session. Do not work around it with another command; if it is needed, ask the user, who can grant it with {grant}."
+        );
+        if !out.iter().any(|d| d.path == path && d.capability == capability) {
+            out.push(Denial { path, capability, guidance });
+        }
+    }
+    out
+}
+
+/// The path a denial line names: the first quoted one, else the word before
+/// the final ": Permission denied".
+fn path_in(line: &str) -> Option<String> {
+    for q in ['\'', '"', '`'] {
+        if let Some(start) = line.find(q) {
+            if let Some(len) = line[start + 1..].find(q) {
+                let p = &line[start + 1..start + 1 + len];
+                if !p.is_empty() && !p.contains(' ') || p.starts_with('/') {
+                    return Some(p.to_string());
+                }
+            }
+        }
+    }
+    let lower = line.to_ascii_lowercase();
+    let at = lower.rfind(": permission denied").or_else(|| lower.rfind(": operation not permitted"))?;
+    let before = line[..at].trim_end();
+    let word = before.rsplit([' ', ':']).find(|w| !w.is_empty())?;
+    (word.contains('/') || word.contains('.')).then(|| word.trim_end_matches(',').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> (String, Option<Capability>) {
+        let d = explain_denials(line, "/w", "/h");
+        assert_eq!(d.len(), 1, "{line}: {d:?}");
+        (d[0].path.clone(), d[0].capability)
+    }
+
+    #[test]
+    fn denial_messages_name_the_missing_capability_and_path() {
+        use Capability::*;
+        assert_eq!(one("rm: cannot remove 'src/main.rs': Permission denied"), ("/w/src/main.rs".into(), Some(Delete)));
+        assert_eq!(one("sed: cannot rename ./sedX1a2b3: Permission denied"), ("/w/sedX1a2b3".into(), Some(Delete)));
+        assert_eq!(one("warning: unable to unlink '/w/.git/index.lock': Permission denied"), ("/w/.git/index.lock".into(), Some(Delete)));
+        assert_eq!(one("touch: cannot touch '/other/x': Permission denied"), ("/other/x".into(), Some(Create)));
+        assert_eq!(one("cat: /h/secret.txt: Permission denied"), ("/h/secret.txt".into(), Some(Read)));
+        assert_eq!(one("PermissionError: [Errno 13] Permission denied: 'build/x'").0, "/w/build/x");
+        assert!(explain_denials("all fine\nno denial here", "/w", "/h").is_empty());
+        let d = explain_denials("rm: cannot remove 'a': Permission denied", "/w", "/h");
+        assert!(d[0].guidance.contains("/allow add delete /w folder") && d[0].guidance.contains("Do not work around it"), "{}", d[0].guidance);
+    }
+}
