@@ -102,8 +102,26 @@ function cachedWhich(name) {
   return whichCache.found.get(name);
 }
 
+/** Reserved system trees: nothing under them is writable by a shell call (the
+ * decision refuses it for everyone, the fence grants no write there), so their
+ * real paths can be reused for a generation. Everything else is asked afresh. */
+const SYSTEM = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/lib32/'];
+let canonicalCache = { generation: -1, found: new Map() };
+function cachedCanonical(p) {
+  p = String(p);
+  if (!SYSTEM.some((root) => p.startsWith(root))) return canonical(p);
+  const g = generation();
+  if (canonicalCache.generation !== g) canonicalCache = { generation: g, found: new Map() };
+  let real = canonicalCache.found.get(p);
+  if (real === undefined) {
+    real = canonical(p);
+    canonicalCache.found.set(p, real);
+  }
+  return real;
+}
+
 /** The host the core uses by default in Node: the real file system. */
-export const nodeHost = Object.freeze({ canonical, kind, which: cachedWhich, generation });
+export const nodeHost = Object.freeze({ canonical: cachedCanonical, kind, which: cachedWhich, generation });
 
 /**
  * Decide one shell call. `host` defaults to the real file system; pass
