@@ -47,17 +47,15 @@ pub struct Prepared {
 impl Prepared {
     /// How specific this entry is for `path` (segments of the matching root),
     /// or `None` when it does not cover it.
+    ///
+    /// Real path against real path only: a grant reaches where the kernel
+    /// lands. A symlink inside a granted folder pointing out of it
+    /// (`ws/link -> ~/`) must not carry the folder's grant to its target; a
+    /// link at or above the root resolves on both sides alike.
     fn covers(&self, path: &Spellings) -> Option<usize> {
-        let mut best = None;
-        for root in &self.roots.0 {
-            for p in &path.0 {
-                let hit = if self.recursive { paths::within(p, root) } else { p == root };
-                if hit {
-                    best = best.max(Some(paths::depth(root)));
-                }
-            }
-        }
-        best
+        let (root, p) = (self.roots.real(), path.real());
+        let hit = if self.recursive { paths::within(p, root) } else { p == root };
+        hit.then(|| paths::depth(root))
     }
 }
 
@@ -159,8 +157,17 @@ impl Policy {
             for &c in entry.denies {
                 access.set(c, false);
             }
+            let roots = Spellings::of(&root, host);
+            // Tool state must be the workspace's own folder: a `target` the
+            // agent swapped for a symlink to ~ would carry delete there.
+            if let Root::InWorkspace(rel) = entry.root {
+                let ws_real = host.canonical(&paths::normalize(input.workspace));
+                if roots.real() != paths::normalize(&format!("{ws_real}/{rel}")) {
+                    continue;
+                }
+            }
             base.push((
-                Prepared { roots: Spellings::of(&root, host), recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
+                Prepared { roots, recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
                 label,
             ));
             kernel.push(entry.kernel);

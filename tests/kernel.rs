@@ -217,6 +217,19 @@ fn writes_outside_the_workspace_are_refused_unless_granted_and_siblings_stay_shu
 }
 
 #[test]
+fn a_tool_state_folder_swapped_for_a_symlink_carries_no_delete_out_of_the_workspace() {
+    let Some(t) = Tree::new("toolstate-link") else { return };
+    // The agent may create a symlink in the workspace; `target` pointing at
+    // a folder outside must not turn the tool-state grant into a delete there.
+    std::os::unix::fs::symlink(t.base.join("outside/build"), t.base.join("ws/target")).unwrap();
+    fs::write(t.base.join("outside/build/keep.txt"), "keep\n").unwrap();
+    let profile = t.profile(json!([]));
+    assert!(!t.ok(&profile, "rm target/keep.txt"), "delete reached outside through a `target` symlink");
+    assert!(t.base.join("outside/build/keep.txt").exists());
+    assert!(!t.ok(&profile, "echo x > target/new.txt"), "the workspace grant reached outside through a symlink");
+}
+
+#[test]
 fn nothing_of_the_command_runs_when_the_ruleset_cannot_be_applied() {
     let Some(t) = Tree::new("nothing") else { return };
     let marker = t.base.join("ws/marker");
