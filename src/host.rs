@@ -37,10 +37,11 @@ pub trait Host {
 /// about several times (spelling, rule roots, baseline roots).
 pub struct Memo<'a> {
     inner: &'a dyn Host,
-    // A handful of entries per decision: a list beats hashing (and needs no
-    // random hash keys, which cost a trip to JS in wasm).
-    canonical: std::cell::RefCell<Vec<(String, String)>>,
-    kind: std::cell::RefCell<Vec<(String, PathKind)>>,
+    // Ordered maps: a decision asks about a handful of paths, a fence
+    // compile about a hundred; neither needs random hash keys (which cost a
+    // trip to JS in wasm).
+    canonical: std::cell::RefCell<BTreeMap<String, String>>,
+    kind: std::cell::RefCell<BTreeMap<String, PathKind>>,
 }
 
 impl<'a> Memo<'a> {
@@ -51,19 +52,19 @@ impl<'a> Memo<'a> {
 
 impl Host for Memo<'_> {
     fn canonical(&self, path: &str) -> String {
-        if let Some((_, c)) = self.canonical.borrow().iter().find(|(p, _)| p == path) {
+        if let Some(c) = self.canonical.borrow().get(path) {
             return c.clone();
         }
         let c = paths::normalize(&self.inner.canonical(path));
-        self.canonical.borrow_mut().push((path.to_string(), c.clone()));
+        self.canonical.borrow_mut().insert(path.to_string(), c.clone());
         c
     }
     fn kind(&self, path: &str) -> PathKind {
-        if let Some((_, k)) = self.kind.borrow().iter().find(|(p, _)| p == path) {
+        if let Some(k) = self.kind.borrow().get(path) {
             return *k;
         }
         let k = self.inner.kind(path);
-        self.kind.borrow_mut().push((path.to_string(), k));
+        self.kind.borrow_mut().insert(path.to_string(), k);
         k
     }
     fn which(&self, program: &str) -> Option<String> {

@@ -20,6 +20,9 @@ pub fn absolute(base: &str, spelling: &str, home: &str) -> String {
 
 /// Fold `.`, `..` and repeated slashes of an absolute path.
 pub fn normalize(path: &str) -> String {
+    if is_normal(path) {
+        return path.to_string();
+    }
     let mut out: Vec<&str> = Vec::new();
     for seg in path.split('/') {
         match seg {
@@ -40,6 +43,18 @@ pub fn normalize(path: &str) -> String {
         }
         s
     }
+}
+
+/// Already absolute and folded: no empty, `.` or `..` segment, no trailing
+/// slash (the common case, answered with one pass over the bytes).
+fn is_normal(path: &str) -> bool {
+    if path == "/" {
+        return true;
+    }
+    if !path.starts_with('/') || path.ends_with('/') {
+        return false;
+    }
+    path[1..].split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..")
 }
 
 /// `path` equals `root` or lies beneath it. `/w/build` does not contain `/w/build-2`.

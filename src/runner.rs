@@ -226,6 +226,48 @@ pub mod linux {
         Ok(())
     }
 
+    /// Descriptors left for exec to close, well under any open-file limit.
+    const KEEP_OPEN: usize = 256;
+
+    /// Drop rules that add nothing: Landlock grants along the hierarchy, so
+    /// a rule inside another rule's folder with no right the outer one lacks
+    /// is redundant (e.g. `/usr/bin` inside `/usr` on a merged-/usr system).
+    /// Rules with no right at all go too.
+    pub fn prune(rules: Vec<(String, BitFlags<AccessFs>)>) -> Vec<(String, BitFlags<AccessFs>)> {
+        // One entry per path (the union of its rights), in the plan's order.
+        let mut by_path: std::collections::BTreeMap<String, BitFlags<AccessFs>> = Default::default();
+        let mut order: Vec<String> = Vec::new();
+        for (path, access) in rules {
+            if access.is_empty() {
+                continue;
+            }
+            match by_path.get_mut(&path) {
+                Some(a) => *a |= access,
+                None => {
+                    by_path.insert(path.clone(), access);
+                    order.push(path);
+                }
+            }
+        }
+        let covered = |path: &str, access: BitFlags<AccessFs>| {
+            let mut up = path;
+            while up != "/" {
+                up = crate::paths::parent(up);
+                if by_path.get(up).is_some_and(|outer| outer.contains(access)) {
+                    return true;
+                }
+            }
+            false
+        };
+        order
+            .into_iter()
+            .filter_map(|p| {
+                let access = by_path[&p];
+                (!covered(&p, access)).then_some((p, access))
+            })
+            .collect()
+    }
+
     pub fn restrict(plan: &FencePlan) -> Result<(), (u8, String)> {
         let abi = landlock_abi();
         if abi == 0 {
@@ -237,17 +279,24 @@ pub mod linux {
             .handle_access(handled)
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
-        for (path, caps) in rules {
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
-            let access = flags(&caps, abi, false, !meta.is_dir()) & handled;
-            if access.is_empty() {
-                continue;
-            }
+        let rules: Vec<(String, BitFlags<AccessFs>)> =
+            rules.into_iter().map(|(path, caps)| (path, flags(&caps, abi, false, false) & handled)).collect();
+        // Descriptors opened for rules close at exec (O_CLOEXEC): closing
+        // them one by one first only costs system calls.
+        let mut kept: Vec<PathFd> = Vec::new();
+        for (path, access) in prune(rules) {
+            // A path that is gone now simply gets no rule. The crate looks
+            // at what the descriptor is and keeps only a file's rights for
+            // a file (one fstat; no separate stat of ours).
             let Ok(fd) = PathFd::new(&path) else { continue };
             created = created
-                .add_rule(PathBeneath::new(fd, access))
+                .add_rule(PathBeneath::new(&fd, access))
                 .map_err(|e| (EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")))?;
+            if kept.len() < KEEP_OPEN {
+                kept.push(fd);
+            }
         }
+        std::mem::forget(kept);
         let _ = abi_enum(abi);
         let status = created
             .restrict_self()

@@ -365,3 +365,22 @@ fn differential(name: &str, probes: usize) {
     eprintln!("differential: {checked} probes, {mismatches} mismatches");
     assert_eq!(mismatches, 0, "the kernel and the core disagreed {mismatches} times in {checked} probes");
 }
+
+#[test]
+fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
+    use dsh_allow::runner::linux::prune;
+    use landlock::AccessFs;
+    let rx = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
+    let rw = AccessFs::ReadFile | AccessFs::WriteFile;
+    let rules = vec![
+        ("/usr".to_string(), rx),
+        ("/usr/bin".to_string(), rx),
+        ("/usr/local".to_string(), rx | AccessFs::MakeReg),
+        ("/dev".to_string(), AccessFs::ReadFile.into()),
+        ("/dev/null".to_string(), rw),
+        ("/dev/null".to_string(), AccessFs::ReadFile.into()),
+        ("/usr-2".to_string(), rx),
+    ];
+    let kept: Vec<String> = prune(rules).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(kept, ["/usr", "/usr/local", "/dev", "/dev/null", "/usr-2"]);
+}

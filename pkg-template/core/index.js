@@ -26,7 +26,7 @@ function exists(p) {
   }
 }
 
-function canonical(p) {
+function canonical(p, links = 0) {
   const start = path.resolve(String(p));
   let head = start;
   const tail = [];
@@ -41,7 +41,16 @@ function canonical(p) {
   try {
     return path.join(fs.realpathSync.native(head), ...tail);
   } catch {
-    // A dangling link or a component we may not read: as spelled.
+    // A dangling link resolves to the path it would create (`echo x > out`
+    // with `out -> /elsewhere/new` writes /elsewhere/new), as the native
+    // host answers; a component we may not read: as spelled.
+    try {
+      if (links < 40 && fs.lstatSync(head).isSymbolicLink()) {
+        const target = fs.readlinkSync(head);
+        const dir = canonical(path.dirname(head), links + 1);
+        return canonical(path.join(path.resolve(dir, target), ...tail), links + 1);
+      }
+    } catch {}
     return start;
   }
 }

@@ -9,6 +9,8 @@
 pub mod landlock;
 pub mod sbpl;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::api::{Mode, Platform};
@@ -126,13 +128,15 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     // Every root any tier names, in its real spelling: these are the only
     // places where the answer can change.
     let mut roots: Vec<(String, bool)> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut aliases: Vec<(String, String)> = Vec::new();
     let mut add = |s: &Spellings, recursive: bool| {
         let real = s.real().to_string();
         if s.written() != real && !aliases.iter().any(|(r, w)| r == &real && w == s.written()) {
             aliases.push((real.clone(), s.written().to_string()));
         }
-        if !roots.iter().any(|(r, _)| r == &real) {
+        if !index.contains_key(&real) {
+            index.insert(real.clone(), roots.len());
             roots.push((real, recursive));
         }
     };
@@ -163,20 +167,48 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         }
     };
 
+    // The roots strictly inside each root: a prefix range of the sorted index.
+    let inside: Vec<Vec<usize>> = roots
+        .iter()
+        .map(|(root, _)| {
+            index
+                .range::<str, _>((std::ops::Bound::Excluded(root.as_str()), std::ops::Bound::Unbounded))
+                .take_while(|(d, _)| d.starts_with(root.as_str()))
+                .filter(|(d, _)| paths::within(d, root))
+                .map(|(_, &j)| j)
+                .collect()
+        })
+        .collect();
+    // Each (root, capability) is resolved once: a root is asked about as a
+    // grant and again as a shut path inside every root that holds it.
+    let mut answers: Vec<Option<bool>> = vec![None; roots.len() * Capability::ALL.len()];
+    let mut granted = |i: usize, cap: Capability| -> bool {
+        let slot = &mut answers[i * Capability::ALL.len() + cap as usize];
+        *slot.get_or_insert_with(|| policy.resolve(&Spellings(vec![roots[i].0.clone()]), cap).granted)
+    };
+    // Landlock fences only what exists: a missing root cannot be a rule
+    // (it still counts as a shut path, which keeps its folder compiled
+    // around). Seatbelt matches patterns, so macOS keeps every root.
+    let linux = req.platform == Platform::Linux;
+    // Asked once per root, and only where the answer is used.
+    let kinds: Vec<Option<PathKind>> =
+        roots.iter().map(|(root, recursive)| (linux || !recursive).then(|| host.kind(root))).collect();
     for &cap in &handled {
-        for (root, recursive) in &roots {
-            let here = Spellings(vec![root.clone()]);
-            if !policy.resolve(&here, cap).granted {
+        for (i, (root, recursive)) in roots.iter().enumerate() {
+            if linux && kinds[i] == Some(PathKind::Missing) {
                 continue;
             }
-            if !recursive && host.kind(root) == PathKind::Dir && cap != Capability::Execute {
+            if !granted(i, cap) {
+                continue;
+            }
+            if !recursive && kinds[i] == Some(PathKind::Dir) && cap != Capability::Execute {
                 notes.push(format!(
                     "{} on the folder {root} alone (not its contents) cannot be fenced by path: the kernel leaves it shut",
                     cap.as_str()
                 ));
                 continue;
             }
-            let except = shut_inside(&policy, root, cap, &roots);
+            let except = shut_inside(&inside[i], &roots, |j| !granted(j, cap));
             push(root.clone(), cap, except);
         }
     }
@@ -211,14 +243,14 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     FencePlan { enforce: req.enforce, handled, grants, notes }
 }
 
-/// The roots strictly inside `root` that `cap` must not reach.
-fn shut_inside(policy: &Policy, root: &str, cap: Capability, roots: &[(String, bool)]) -> Vec<String> {
-    let mut shut: Vec<String> = roots
-        .iter()
-        .filter(|(d, _)| d != root && paths::within(d, root))
-        .filter(|(d, _)| !policy.resolve(&Spellings(vec![d.clone()]), cap).granted)
-        .map(|(d, _)| d.clone())
-        .collect();
+/// The roots strictly inside a root (`inside`) that a capability must not reach.
+fn shut_inside(inside: &[usize], roots: &[(String, bool)], mut shut_at: impl FnMut(usize) -> bool) -> Vec<String> {
+    let mut shut: Vec<String> = Vec::new();
+    for &j in inside {
+        if shut_at(j) {
+            shut.push(roots[j].0.clone());
+        }
+    }
     shut.sort();
     // Keep only the outermost: a shut folder already shuts what it holds.
     let mut outer: Vec<String> = Vec::new();

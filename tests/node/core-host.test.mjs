@@ -49,6 +49,12 @@ test('canonical resolves symlinks of the existing part and keeps the missing tai
   assert.equal(canonical('/'), '/');
 });
 
+test('a dangling link resolves to the path it would create, as the native host answers', () => {
+  const { canonical } = core.nodeHost;
+  assert.equal(canonical(path.join(tmp, 'dangling')), path.join(tmp, 'nowhere'));
+  assert.equal(canonical(path.join(tmp, 'dangling', 'x')), path.join(tmp, 'nowhere', 'x'));
+});
+
 test('kind follows symlinks; anything unreadable is missing', () => {
   const { kind } = core.nodeHost;
   assert.equal(kind(path.join(tmp, 'real')), 'dir');

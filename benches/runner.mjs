@@ -1,0 +1,65 @@
+// Start-up cost of `dsh-allow run` against a bare exec of the same program,
+// with the default workspace profile (a real Landlock ruleset on Linux).
+// Run after `bash scripts/build.sh`:  node benches/runner.mjs [rounds]
+//
+// Bare and fenced runs alternate so drift on a shared machine hits both; the
+// figure is the difference of the medians.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const runner = path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
+if (!fs.existsSync(runner)) {
+  console.error(`runner bench: ${runner} missing; run scripts/build.sh first`);
+  process.exit(1);
+}
+const rounds = Number(process.argv[2] ?? 400);
+
+// A workspace outside the temp folders (the baseline opens those fully, which
+// would make the ruleset smaller than a real one).
+const home = os.homedir();
+const ws = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-'));
+fs.writeFileSync(path.join(ws, 'Cargo.toml'), '[package]\nname = "x"\n');
+const profile = (enforce) =>
+  JSON.stringify({
+    workspace: ws,
+    home,
+    harnessHome: path.join(home, '.dsh'),
+    platform: 'linux',
+    mode: 'workspace-write',
+    rules: [],
+    grants: [],
+    protectedFiles: [path.join(home, '.dsh', 'dsh-allow.json'), path.join(home, '.dsh', 'dsh-allow-audit.ndjson')],
+    enforce,
+  });
+
+const target = ['/bin/true'];
+const variants = {
+  bare: target,
+  'run, enforce off': [runner, 'run', '--profile-json', profile('off'), '--', ...target],
+  'run, full fence': [runner, 'run', '--profile-json', profile('full'), '--', ...target],
+};
+const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+function once(argv) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: ws, stdio: 'ignore' });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${argv[0]} exited ${r.status}`);
+  return ms;
+}
+try {
+  for (let i = 0; i < 20; i++) for (const argv of Object.values(variants)) once(argv); // warm-up
+  for (let i = 0; i < rounds; i++) for (const [k, argv] of Object.entries(variants)) samples[k].push(once(argv));
+} finally {
+  fs.rmSync(ws, { recursive: true, force: true });
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const bare = median(samples.bare);
+console.log(`dsh-allow run start-up, ${rounds} rounds, Node ${process.version}, ${runner}`);
+for (const [k, xs] of Object.entries(samples)) {
+  const m = median(xs);
+  console.log(`${k.padEnd(18)} median ${m.toFixed(3)} ms${k === 'bare' ? '' : `  (+${(m - bare).toFixed(3)} ms over bare)`}`);
+}
