@@ -117,6 +117,12 @@ enum Role {
     /// `uniq [in [out]]`: the first read, the second written.
     InOut,
     Sed,
+    /// vim and friends: operands read and saved; saving renames the original
+    /// to a backup and swap files come and go beside it, which needs create
+    /// and delete in each file's folder (the editor's need, program-bound).
+    Vim,
+    /// `ed FILE`: read, and written back in place.
+    Ed,
     Dd,
     Curl,
     Wget,
@@ -184,6 +190,10 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["rsync"], takes_value: &["-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--log-file", "--password-file", "--chmod", "--chown", "-B", "--block-size", "--max-size", "--min-size", "--partial-dir", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest"], kind: Kind::Role(Role::Copy) },
     Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Link) },
     Program { names: &["sed"], takes_value: &["-e", "-f", "-l", "--expression", "--file", "--line-length"], kind: Kind::Role(Role::Sed) },
+    // Editors run by a script (`vim -Es -c … f`, `ex -sc '…|x' f`): the vim
+    // family saves by renaming (backup, swap files), `ed` writes in place.
+    Program { names: &["vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"], takes_value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "-r", "--servername", "--remote", "--startuptime"], kind: Kind::Role(Role::Vim) },
+    Program { names: &["ed", "red"], takes_value: &["-p", "--prompt"], kind: Kind::Role(Role::Ed) },
     Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
     Program { names: &["curl"], takes_value: &["-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
     Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
@@ -702,6 +712,34 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 }
             }
         }
+        Role::Vim => {
+            // Script files and a vimrc are read; `-w`/`-W` record keys to a file.
+            // (`-s` is taken as the flag: silent in Ex mode, `ex -sc …`.)
+            for v in s.values(&["-S", "-u", "-U"]) {
+                if let Some(p) = v.literal().filter(|p| !matches!(*p, "NONE" | "NORC" | "DEFAULTS")) {
+                    sink.path(&Arg::Literal(p.to_string()), Read);
+                }
+            }
+            for v in s.values(&["-w", "-W"]) {
+                sink.fill(v);
+            }
+            let read_only = name == "view" || s.has(&["-R", "-M"]);
+            // `+cmd` operands are commands, not files.
+            for op in ops.iter().filter(|op| !op.text().starts_with('+')) {
+                sink.path(op, Read);
+                if !read_only {
+                    sink.fill(op);
+                }
+                let why = format!("{name} keeps swap and backup files beside the file and saves by renaming");
+                renames_beside(sink, name, op, &why);
+            }
+        }
+        Role::Ed => {
+            for op in ops.iter().filter(|op| !op.text().starts_with('!')) {
+                sink.path(op, Read);
+                sink.fill(op);
+            }
+        }
         Role::Dd => {
             for op in ops {
                 if let Some(t) = op.literal() {
@@ -847,13 +885,19 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
 /// delete of the source and create of the target), with names only the
 /// editor knows.
 fn in_place_replace(sink: &mut Sink, program: &str, file: &Arg) {
+    let why = format!("{program} edits in place: its temp file is renamed over the original");
+    renames_beside(sink, program, file, &why);
+}
+
+/// Create and program-bound delete in the folder holding `file`.
+fn renames_beside(sink: &mut Sink, program: &str, file: &Arg, why: &str) {
     let Arg::Literal(f) = file else { return };
     let dir = match f.rfind('/') {
         Some(0) => "/".to_string(),
         Some(i) => f[..i].to_string(),
         None => ".".to_string(),
     };
-    sink.unknown_names_in(Some(&Arg::Literal(dir.clone())), &[Create], "an in-place edit renames a temp file over the original");
+    sink.unknown_names_in(Some(&Arg::Literal(dir.clone())), &[Create], why);
     // The delete is the editor's need, not the folder's: "Always allow"
     // grants it to the program (a command grant), so `rm` keeps asking.
     let scope: Vec<String> = sink.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, &dir, sink.cx.home)).collect()).unwrap_or_default();
@@ -861,7 +905,7 @@ fn in_place_replace(sink: &mut Sink, program: &str, file: &Arg) {
         program: program.to_string(),
         capability: Delete,
         scope,
-        reason: format!("{program} edits in place: its temp file is renamed over the original"),
+        reason: why.to_string(),
     });
 }
 
