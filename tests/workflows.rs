@@ -3,12 +3,13 @@
 //! the compiled default profile, one fenced `dsh-allow run` per step as an
 //! agent would issue them.
 //!
-//! For now this is a measurement, not a gate: every workflow is run under
-//! four profiles and a table reports, per profile, pass or fail, the step
-//! that failed, the first operation the kernel denied and the temp files the
-//! denial left behind. What the suite asserts is the spec's promise, which
-//! must hold whatever the tool-state design becomes: deleting user files in
-//! the workspace stays refused by the kernel.
+//! Two parts. The measurement: every workflow is run under four profiles and
+//! a table reports, per profile, pass or fail, the step that failed, the
+//! first operation the kernel denied and the temp files the denial left
+//! behind. The gate: each workflow decided by the core step by step, a
+//! prompt answered Always allow as the plugin stores it, run under the
+//! profile the plugin builds — at most one prompt per workflow, and deleting
+//! user files in the workspace stays refused by the kernel.
 //!
 //! Without Landlock every test prints SKIP; DSH_ALLOW_REQUIRE_LANDLOCK=1
 //! turns that into a failure.
@@ -22,6 +23,8 @@ use std::process::{Command, Output, Stdio};
 #[path = "support/scratch.rs"]
 mod scratch;
 
+use dsh_allow::api::{DecideRequest, Outcome as Verdict};
+use dsh_allow::fs_host::FsHost;
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
@@ -236,7 +239,18 @@ const WORKFLOWS: &[Workflow] = &[
         steps: &[ask("perl -pi -e s/old/new/ a.txt", &[Ask::Delete("")]), ask("perl -pi -e s/old/new/ src/b.txt", &[Ask::Delete("src")]), step("grep -q new a.txt && grep -q new src/b.txt")],
     },
     Workflow {
-        name: "editor atomic save",
+        name: "editor atomic save (vim)",
+        requires: "vim --version",
+        files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
+        scene: &[],
+        steps: &[
+            ask("vim -u NONE -i NONE -Es -c '%s/old/new/' -c wq a.txt", &[Ask::Delete("")]),
+            ask("vim -u NONE -i NONE -Es -c '%s/old/new/' -c wq src/b.txt", &[Ask::Delete("src")]),
+            step("grep -q new a.txt && grep -q new src/b.txt"),
+        ],
+    },
+    Workflow {
+        name: "scripted atomic replace",
         requires: "python3 --version",
         files: &[("a.txt", "old\n"), ("src/b.txt", "old\n")],
         scene: &[],
@@ -700,4 +714,150 @@ fn deleting_user_files_stays_refused_by_the_kernel_with_the_tool_state_table_ope
         let out = t.fenced(Fence::ToolState, tool.clone(), script);
         assert!(out.status.success(), "tool state was not deletable: {script}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+/// What the suite leaves out of the gate below, and why.
+const NOT_GATED: &[(&str, &str)] = &[
+    // A measurement: the cache outside every grant fails by design.
+    ("npm install, cache ungranted", "measures the ungranted cache"),
+    // Opaque code is never judged by its text; the kernel bounds it, and a
+    // rename over a file needs delete in its folder, which Landlock can only
+    // grant for the whole folder. The denial guidance names the folder.
+    ("scripted atomic replace", "opaque code: the kernel refuses its rename (see README)"),
+];
+
+/// One session's stored answers, as the plugin keeps them: "Always allow"
+/// stores the decision's proposals — a proposal naming a program becomes a
+/// command grant for that program (plugin/index.js `alwaysAllow`).
+#[derive(Default)]
+struct Answers {
+    rules: Vec<Value>,
+    commands: Vec<Value>,
+}
+
+impl Answers {
+    fn always_allow(&mut self, proposals: &[dsh_allow::api::Proposal]) {
+        for p in proposals {
+            let access = serde_json::to_value(p.access).unwrap();
+            match &p.command {
+                Some(program) => self.commands.push(json!({
+                    "id": format!("cg-{}", self.commands.len()), "name": format!("{program} in {}", p.path),
+                    "command": program, "roots": [p.path], "shape": "strict", "access": access, "allowCdPrefix": true,
+                })),
+                None => self.rules.push(json!({
+                    "id": format!("r-{}", self.rules.len()), "path": p.path, "recursive": p.recursive, "access": access,
+                })),
+            }
+        }
+    }
+}
+
+impl Tree {
+    fn decide(&self, answers: &Answers, command: &str) -> dsh_allow::api::Decision {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let req: DecideRequest = serde_json::from_value(json!({
+            "command": command, "cwd": self.p("ws"), "workspace": self.p("ws"), "home": home,
+            "harnessHome": self.p("home/.dsh"), "platform": "linux", "mode": "workspace-write",
+            "rules": answers.rules, "commands": answers.commands,
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")],
+            "fence": ["read", "write", "create", "delete", "execute"],
+        }))
+        .unwrap();
+        dsh_allow::decide::decide(&req, &FsHost::from_env())
+    }
+
+    /// Run a step the way the plugin does once it is allowed: the stored
+    /// rules, plus a matched command grant's roots as this call's grants.
+    fn run_decided(&self, answers: &Answers, d: &dsh_allow::api::Decision, script: &str) -> Output {
+        let mut profile = self.profile(answers.rules.clone());
+        let grants = d.command_grant.as_ref().map(|g| serde_json::to_value(&g.rules).unwrap()).unwrap_or(json!([]));
+        profile["grants"] = grants;
+        let profile = profile.to_string();
+        self.command("timeout")
+            .args(["600", BIN, "run", "--profile-json", &profile, "--", "/bin/sh", "-c", script])
+            .output()
+            .expect("the runner starts")
+    }
+}
+
+/// Issue 9's gate: each workflow, decided by the core step by step, passes
+/// under the default fence with at most one prompt, answered Always allow;
+/// what that stores is program-bound, so afterwards `rm -rf src`, `rm
+/// src/main.rs` and opaque `os.remove` are still refused by the kernel.
+#[test]
+fn every_workflow_passes_through_the_decision_with_at_most_one_answered_prompt() {
+    let Some(t) = Tree::new("gate") else { return };
+    let mut failures = Vec::new();
+    let mut report = Vec::new();
+    for w in WORKFLOWS {
+        if let Some((_, why)) = NOT_GATED.iter().find(|(n, _)| *n == w.name) {
+            report.push(format!("{:<32} not gated: {why}", w.name));
+            continue;
+        }
+        if !t.unfenced(w.requires).status.success() {
+            eprintln!("SKIP {}: `{}` failed, the tool is not installed here", w.name, w.requires);
+            report.push(format!("{:<32} SKIP (not installed)", w.name));
+            continue;
+        }
+        t.fresh(w.files);
+        // The user file the promise below is about.
+        if !t.ws().join("src/main.rs").exists() {
+            fs::create_dir_all(t.ws().join("src")).unwrap();
+            fs::write(t.ws().join("src/main.rs"), "fn main() {}\n").unwrap();
+        }
+        for s in w.scene {
+            let out = t.unfenced(s);
+            assert!(out.status.success(), "{}: the scene failed at `{s}`", w.name);
+        }
+        let mut answers = Answers::default();
+        let mut prompts = Vec::new();
+        let mut failed = None;
+        for s in w.steps {
+            let mut d = t.decide(&answers, s.run);
+            if d.decision == Verdict::Prompt {
+                prompts.push(s.run);
+                answers.always_allow(&d.proposals);
+                d = t.decide(&answers, s.run);
+            }
+            if d.decision != Verdict::Allow {
+                failed = Some(format!("`{}` is still {:?} after Always allow: {}", s.run, d.decision, d.reason));
+                break;
+            }
+            let out = t.run_decided(&answers, &d, s.run);
+            if !out.status.success() {
+                let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+                failed = Some(format!("`{}` exited {:?}: {}", s.run, out.status.code(), text.lines().take(4).collect::<Vec<_>>().join(" / ")));
+                break;
+            }
+        }
+        // The stored answers are as narrow as the spec asks: no folder rule
+        // hands out delete; program needs are command grants.
+        let wide: Vec<&Value> = answers.rules.iter().filter(|r| r["access"]["delete"] == json!(true)).collect();
+        let programs: Vec<String> = answers.commands.iter().map(|g| format!("{} in {}", g["command"].as_str().unwrap(), g["roots"][0].as_str().unwrap().replace(&t.p("ws"), "$WS"))).collect();
+        // The promise, with whatever this workflow stored.
+        let mut kept = Vec::new();
+        for script in ["rm -rf src", "rm src/main.rs", "python3 -c 'import os; os.remove(\"src/main.rs\")'"] {
+            let d = t.decide(&answers, script);
+            let out = t.run_decided(&answers, &d, script);
+            if out.status.success() || !t.ws().join("src/main.rs").exists() {
+                kept.push(format!("`{script}` was not refused by the kernel"));
+                fs::create_dir_all(t.ws().join("src")).unwrap();
+                fs::write(t.ws().join("src/main.rs"), "fn main() {}\n").unwrap();
+            }
+        }
+        let line = format!("{:<32} {} prompt(s) {prompts:?}; stored: {programs:?}", w.name, prompts.len());
+        report.push(line.clone());
+        if let Some(f) = failed {
+            failures.push(format!("{}: {f}", w.name));
+        }
+        if prompts.len() > 1 {
+            failures.push(format!("{}: {} prompts, at most one allowed: {prompts:?}", w.name, prompts.len()));
+        }
+        if !wide.is_empty() {
+            failures.push(format!("{}: Always allow stored a folder rule with delete: {wide:?}", w.name));
+        }
+        failures.extend(kept.into_iter().map(|k| format!("{}: {k}", w.name)));
+    }
+    eprintln!("\nworkflow gate (decision → Always allow → dsh-allow run):\n{}", report.join("\n"));
+    assert!(failures.is_empty(), "workflows that broke the gate:\n{}", failures.join("\n"));
 }
