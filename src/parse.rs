@@ -118,12 +118,21 @@ pub enum Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError(pub String);
 
-/// Parsed trees by command text: agents repeat themselves (`git status`,
-/// `cargo test`), and the tree of a text never changes.
-const TREE_CACHE: usize = 256;
+/// Walked command lines by (text, cwd, home): agents repeat themselves (`git
+/// status`, `cargo test`) and the plugin decides a call again after its card
+/// is answered. A walk that asked the host something (a `cd` into a folder
+/// that may not exist) is not kept: the answer may change.
+const WALK_CACHE: usize = 256;
+
+#[derive(Default)]
+struct WalkCache {
+    walks: std::collections::BTreeMap<(String, String, String), Result<Vec<Item>, ParseError>>,
+    /// Insertion order, for evicting the oldest.
+    order: std::collections::VecDeque<(String, String, String)>,
+}
 
 thread_local! {
-    static TREES: RefCell<std::collections::VecDeque<(String, tree_sitter::Tree)>> = RefCell::new(Default::default());
+    static WALKS: RefCell<WalkCache> = RefCell::new(Default::default());
     static PARSER: RefCell<Parser> = RefCell::new({
         let mut p = Parser::new();
         p.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash matches the runtime");
@@ -143,29 +152,62 @@ pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<I
     if text.contains('\0') {
         return Err(ParseError("the command contains a NUL byte".into()));
     }
+    let key = (text.to_string(), cwd.to_string(), home.to_string());
+    if let Some(hit) = WALKS.with(|w| w.borrow().walks.get(&key).cloned()) {
+        return hit;
+    }
+    let asked = std::cell::Cell::new(false);
+    let watched = Watched { inner: host, asked: &asked };
+    let walked = walk(text, cwd, home, &watched);
+    if !asked.get() {
+        WALKS.with(|w| {
+            let mut w = w.borrow_mut();
+            if w.order.len() >= WALK_CACHE {
+                if let Some(old) = w.order.pop_front() {
+                    w.walks.remove(&old);
+                }
+            }
+            w.order.push_back(key.clone());
+            w.walks.insert(key, walked.clone());
+        });
+    }
+    walked
+}
+
+/// A host that notes whether it was asked anything.
+struct Watched<'a> {
+    inner: &'a dyn Host,
+    asked: &'a std::cell::Cell<bool>,
+}
+
+impl Host for Watched<'_> {
+    fn canonical(&self, path: &str) -> String {
+        self.asked.set(true);
+        self.inner.canonical(path)
+    }
+    fn kind(&self, path: &str) -> PathKind {
+        self.asked.set(true);
+        self.inner.kind(path)
+    }
+    fn which(&self, program: &str) -> Option<String> {
+        self.asked.set(true);
+        self.inner.which(program)
+    }
+    fn generation(&self) -> Option<u64> {
+        self.inner.generation()
+    }
+}
+
+fn walk(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<Item>, ParseError> {
     // The grammar's scanner hands non-ASCII code points to C's isdigit(),
     // which is undefined (and crashes with glibc) past 255. Bash treats those
     // bytes as word characters; so does the grammar for 'x'. Parsing a copy
     // with every non-ASCII byte replaced keeps every byte offset, and node
     // text is read from the original.
-    let cached = TREES.with(|t| t.borrow().iter().find(|(k, _)| k == text).map(|(_, tree)| tree.clone()));
-    let tree = match cached {
-        Some(tree) => tree,
-        None => {
-            let shadow: String = text.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
-            let tree = PARSER
-                .with(|p| p.borrow_mut().parse(&shadow, None))
-                .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
-            TREES.with(|t| {
-                let mut t = t.borrow_mut();
-                if t.len() >= TREE_CACHE {
-                    t.pop_front();
-                }
-                t.push_back((text.to_string(), tree.clone()));
-            });
-            tree
-        }
-    };
+    let shadow: String = text.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
+    let tree = PARSER
+        .with(|p| p.borrow_mut().parse(&shadow, None))
+        .ok_or_else(|| ParseError("the shell cannot parse this line".into()))?;
     let root = tree.root_node();
     if root.has_error() {
         return Err(ParseError("the shell cannot parse this line".into()));
