@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
-import { canonical } from './fs-host.js'
+import { nodeHost } from './core.js'
 import { languageOf, say } from './messages.js'
 
 const CAPABILITIES = ['read', 'write', 'create', 'delete', 'execute']
@@ -115,8 +115,8 @@ async function add({ store, policyOf, protectedFiles, core }, t, session, args) 
   if (Object.keys(access).length === 0) return { kind: 'error', text: t('add.usage') }
   const expanded = expandHomePath(pathText)
   const path = isAbsolute(expanded) ? resolve(expanded) : resolve(policyOf(session).workspaceRoot, expanded)
-  const real = canonical(path)
-  if (protectedFiles().some((p) => canonical(p) === real)) return { kind: 'error', text: t('add.protected', { path }) }
+  const real = nodeHost.canonical(path)
+  if (protectedFiles().some((p) => nodeHost.canonical(p) === real)) return { kind: 'error', text: t('add.protected', { path }) }
   const rule = { id: core.newRuleId(), path, recursive: kindText === 'folder', access, hits: 0, createdAt: new Date().toISOString() }
   try {
     const after = await store.update(({ rules, commands }) => ({ rules: [...rules, rule], commands }))

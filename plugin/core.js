@@ -22,6 +22,10 @@ async function load() {
 const core = await load()
 
 export const decide = core.decide
+/** The file system as the core's host (real paths, kinds, PATH), with its
+ * caches; `invalidate()` after a tool call forgets the folders it resolved. */
+export const nodeHost = core.nodeHost
+export const invalidate = core.invalidate
 export const parseRules = core.parseRules
 export const renderRules = core.renderRules
 export const newRuleId = core.newRuleId

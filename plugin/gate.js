@@ -7,7 +7,7 @@
 
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
-import { canonical } from './fs-host.js'
+import { nodeHost } from './core.js'
 import { completeRemovals, pendingRemovals } from './removal.js'
 
 export const SHELL_TOOLS = new Set(['bash', 'pwsh'])
@@ -92,7 +92,7 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials }) {
+export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, invalidate }) {
   /** callId → the decision the call ran under (the guard's), until it settles. */
   const ranUnder = new Map()
   const record = (exec, d, outcome, extra = {}) => ledger.append({
@@ -185,8 +185,8 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     const session = exec.agent?.session
     const base = session?.header?.cwd ?? policyOf(session).workspaceRoot
     const path = resolve(base, expandHomePath(target))
-    const real = canonical(path)
-    if (protectedFiles().some((p) => canonical(p) === real)) {
+    const real = nodeHost.canonical(path)
+    if (protectedFiles().some((p) => nodeHost.canonical(p) === real)) {
       record(exec, undefined, 'refuse', { path, tier: 'protected' })
       return {
         kind: 'deny',
@@ -220,6 +220,9 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
   }
 
   async function postExecute(exec, result, next) {
+    // Any tool may have moved files: the host forgets the folders it
+    // resolved, so the next decision looks at the disk as it is now.
+    invalidate?.()
     let notes = []
     if (SHELL_TOOLS.has(exec.name) && !result.isError) {
       const fenced = (fence.current()?.level ?? 'off') !== 'off'

@@ -14,7 +14,6 @@ import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import { BlockAssembler, createUserMessage } from '@deepseek-ai/dsh-llm'
 import * as core from './core.js'
 import { Config, resolveConfig } from './config.js'
-import { canonical, fsHost } from './fs-host.js'
 import { RulesStore } from './store.js'
 import { GrantStore } from './grants.js'
 import { Fence, defaultRunner } from './fence.js'
@@ -56,11 +55,11 @@ export function apply(ctx, rawConfig) {
     const policy = ctx.get('sandboxPolicy')
     if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
     // No sandbox policy composed: nothing confines, so decide as full access.
-    return { mode: 'danger-full-access', workspaceRoot: canonical(session?.header?.cwd ?? process.cwd()) }
+    return { mode: 'danger-full-access', workspaceRoot: core.nodeHost.canonical(session?.header?.cwd ?? process.cwd()) }
   }
 
-  const decide = makeDecider({ core, host: fsHost(), store, fence, settings, policyOf, protectedFiles })
-  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials })
+  const decide = makeDecider({ core, host: core.nodeHost, store, fence, settings, policyOf, protectedFiles })
+  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, invalidate: core.invalidate })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
@@ -80,7 +79,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, compileProfile: core.compileProfile, host: fsHost(),
+      platform, fence, runner, compileProfile: core.compileProfile, host: core.nodeHost,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []

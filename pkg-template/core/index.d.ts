@@ -132,6 +132,13 @@ export interface Host {
 
 /** The node:fs host `decide` uses by default. */
 export declare const nodeHost: Host;
+/**
+ * Forget the folders `nodeHost` resolved on the way to named paths (they are
+ * reused for up to a second otherwise; the named path itself is always looked
+ * up afresh). Call it after anything that may have moved files, such as a
+ * tool call.
+ */
+export declare function invalidate(): void;
 
 /**
  * Decide one shell call. `host` defaults to `nodeHost`; `null` takes paths

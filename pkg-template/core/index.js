@@ -14,45 +14,96 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // whatever is added later) flows through unchanged; `decide` is wrapped below.
 export * from './wasm/nodejs/dsh_allow.js';
 
-/** The real path of `p`: the deepest existing ancestor resolved through
- * symlinks, with the part that does not exist (yet) appended as spelled. */
-/** lstat without throwing for the common "not there" answers (ENOENT, and
- * ENOTDIR when a file stands where a folder would be). */
-function exists(p) {
+/** How long (ms) the answers about the policy's own roots and PATH lookups
+ * may be reused. */
+const GENERATION_MS = 1000;
+
+/** Folders met on the way to a named path, by real parent + name: reused
+ * until `invalidate()` (the plugin calls it after every tool call, which may
+ * have moved them) or the next generation. The named component itself is
+ * always looked up afresh. */
+let folders = { generation: -1, epoch: -1, real: new Map() };
+let epoch = 0;
+
+/** A tool call ran: folders resolved so far may have changed. */
+export function invalidate() {
+  epoch += 1;
+}
+
+function lstat(p) {
   try {
-    return fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+    return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch {
-    return false;
+    // ENOTDIR (a file where a folder would be), EACCES: nothing usable there.
+    return undefined;
   }
 }
 
-function canonical(p, links = 0) {
-  const start = path.resolve(String(p));
-  let head = start;
-  const tail = [];
-  // Walk up to the deepest existing ancestor without throwing (exceptions
-  // cost more than the system calls here), then resolve it once.
-  while (!exists(head)) {
-    const parent = path.dirname(head);
-    if (parent === head) return start;
-    tail.unshift(path.basename(head));
-    head = parent;
-  }
+const MAX_LINKS = 40;
+const MISSING = Symbol('missing');
+
+/** `dir/name` where `dir` is real: a link is followed to where it lands;
+ * MISSING when nothing is there. */
+function child(dir, name, state) {
+  const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
+  const st = lstat(here);
+  if (st === undefined) return MISSING;
+  if (!st.isSymbolicLink() || state.links >= MAX_LINKS) return here;
+  state.links += 1;
+  let target;
   try {
-    return path.join(fs.realpathSync.native(head), ...tail);
+    target = fs.readlinkSync(here);
   } catch {
-    // A dangling link resolves to the path it would create (`echo x > out`
-    // with `out -> /elsewhere/new` writes /elsewhere/new), as the native
-    // host answers; a component we may not read: as spelled.
-    try {
-      if (links < 40 && fs.lstatSync(head).isSymbolicLink()) {
-        const target = fs.readlinkSync(head);
-        const dir = canonical(path.dirname(head), links + 1);
-        return canonical(path.join(path.resolve(dir, target), ...tail), links + 1);
-      }
-    } catch {}
-    return start;
+    return here;
   }
+  return walk(target.startsWith('/') ? '/' : dir, target, state, false);
+}
+
+/** Resolve `rel` from the real folder `base`, component by component (a
+ * `..` after a link climbs from where the link landed, as the kernel does);
+ * past the first missing component the rest is appended as spelled. With
+ * `fresh`, the last component is looked up now, never from the cache. */
+function walk(base, rel, state, fresh) {
+  const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
+  let cur = base;
+  let missing = false;
+  parts.forEach((seg, i) => {
+    if (seg === '..') {
+      cur = path.dirname(cur);
+      return;
+    }
+    const spelled = cur === '/' ? `/${seg}` : `${cur}/${seg}`;
+    if (missing) {
+      cur = spelled;
+      return;
+    }
+    let real;
+    if (fresh && i === parts.length - 1) {
+      real = child(cur, seg, state);
+    } else {
+      real = folders.real.get(spelled);
+      if (real === undefined) {
+        real = child(cur, seg, state);
+        folders.real.set(spelled, real);
+      }
+    }
+    if (real === MISSING) {
+      missing = true;
+      cur = spelled;
+    } else {
+      cur = real;
+    }
+  });
+  return cur;
+}
+
+/** The real path of `p`: symlinks resolved along the existing part, the part
+ * that does not exist (yet) appended as spelled; a dangling link resolves to
+ * the path it would create, as the native host answers. */
+function canonical(p) {
+  const g = generation();
+  if (folders.generation !== g || folders.epoch !== epoch) folders = { generation: g, epoch, real: new Map() };
+  return walk('/', path.resolve(String(p)), { links: 0 }, true);
 }
 
 /** What is at `p`, following symlinks: 'dir', 'file' (anything else that
@@ -88,10 +139,6 @@ function which(name) {
   }
   return null;
 }
-
-/** How long (ms) the answers about the policy's own roots and PATH lookups
- * may be reused. Paths a command names are always asked afresh. */
-const GENERATION_MS = 1000;
 
 /** A generation number that changes every GENERATION_MS: the core reuses its
  * prepared policy (workspace, baseline and rule roots, canonicalised) while

@@ -55,6 +55,19 @@ test('a dangling link resolves to the path it would create, as the native host a
   assert.equal(canonical(path.join(tmp, 'dangling', 'x')), path.join(tmp, 'nowhere', 'x'));
 });
 
+test('the named component is always looked up afresh; folders above it until invalidate()', () => {
+  const { canonical } = core.nodeHost;
+  const swap = path.join(tmp, 'swap');
+  fs.mkdirSync(swap);
+  assert.equal(canonical(path.join(swap, 'f')), path.join(swap, 'f'));
+  // The folder is swapped for a link to elsewhere, as a tool call could.
+  fs.rmdirSync(swap);
+  fs.symlinkSync(path.join(tmp, 'real'), swap);
+  assert.equal(canonical(swap), path.join(tmp, 'real'), 'the named path itself is never taken from a cache');
+  core.invalidate();
+  assert.equal(canonical(path.join(swap, 'f')), path.join(tmp, 'real', 'f'), 'after invalidate() the folder is resolved again');
+});
+
 test('kind follows symlinks; anything unreadable is missing', () => {
   const { kind } = core.nodeHost;
   assert.equal(kind(path.join(tmp, 'real')), 'dir');
