@@ -1,5 +1,5 @@
 //! The real file system as a [`Host`], for the native CLI and runner.
-//! (The JS plugin answers the same questions with node:fs.)
+//! (The JS plugin answers the same questions with node:fs, pkg-template/core.)
 
 use std::path::Path;
 
@@ -14,25 +14,7 @@ pub struct FsHost {
     resolved: std::cell::RefCell<std::collections::BTreeMap<String, Option<String>>>,
     /// For each real path met that is not a symlink: is it a folder.
     is_dir: std::cell::RefCell<std::collections::BTreeMap<String, bool>>,
-    /// Folders asked about more than once (home, `/`) are listed once
-    /// instead of one `lstat` per child: name → file type, or `None` for a
-    /// folder that could not or should not be listed.
-    listings: std::cell::RefCell<std::collections::HashMap<String, Option<Listing>>>,
-    asked: std::cell::RefCell<std::collections::HashMap<String, u32>>,
 }
-
-type Listing = std::collections::HashMap<String, Entry>;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Entry {
-    Dir,
-    File,
-    /// A symlink, or a type the listing did not say: ask with `lstat`.
-    Ask,
-}
-
-/// Past this many entries a listing costs more than the `lstat`s it saves.
-const MAX_LISTING: usize = 512;
 
 /// The kernel's limit on symlinks followed in one lookup.
 const MAX_LINKS: usize = 40;
@@ -45,8 +27,6 @@ impl FsHost {
             path_var: std::env::var("PATH").ok(),
             resolved: Default::default(),
             is_dir: Default::default(),
-            listings: Default::default(),
-            asked: Default::default(),
         }
     }
 
@@ -58,18 +38,6 @@ impl FsHost {
         let here = if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") };
         if let Some(known) = self.resolved.borrow().get(&here) {
             return known.clone().ok_or(here);
-        }
-        match self.listed(dir, name) {
-            Some(None) => {
-                self.resolved.borrow_mut().insert(here.clone(), None);
-                return Err(here);
-            }
-            Some(Some(kind @ (Entry::Dir | Entry::File))) => {
-                self.is_dir.borrow_mut().insert(here.clone(), kind == Entry::Dir);
-                self.resolved.borrow_mut().insert(here.clone(), Some(here.clone()));
-                return Ok(here);
-            }
-            Some(Some(Entry::Ask)) | None => {}
         }
         let real = match std::fs::symlink_metadata(&here) {
             Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
@@ -94,26 +62,6 @@ impl FsHost {
         real.ok_or(here)
     }
 
-    /// What the listing of the real folder `dir` says about `name`:
-    /// `None` when there is no listing (first question, too big, unreadable),
-    /// `Some(None)` when the name is not there.
-    fn listed(&self, dir: &str, name: &str) -> Option<Option<Entry>> {
-        if !self.listings.borrow().contains_key(dir) {
-            let mut asked = self.asked.borrow_mut();
-            let n = asked.entry(dir.to_string()).or_insert(0);
-            *n += 1;
-            if *n < 2 {
-                return None;
-            }
-            drop(asked);
-            let listing = list(dir);
-            self.listings.borrow_mut().insert(dir.to_string(), listing);
-        }
-        let listings = self.listings.borrow();
-        let listing = listings.get(dir)?.as_ref()?;
-        Some(listing.get(name).copied())
-    }
-
     /// Resolve `rel` against the real folder `base`; past the first missing
     /// component the rest is appended as spelled.
     fn walk(&self, base: &str, rel: &str, links: &mut usize) -> String {
@@ -135,25 +83,6 @@ impl FsHost {
         }
         cur
     }
-}
-
-fn list(dir: &str) -> Option<Listing> {
-    let mut out = Listing::new();
-    for entry in std::fs::read_dir(dir).ok()? {
-        let entry = entry.ok()?;
-        if out.len() >= MAX_LISTING {
-            return None;
-        }
-        // The type comes with the listing on most file systems (no stat).
-        let kind = match entry.file_type() {
-            Ok(t) if t.is_dir() => Entry::Dir,
-            Ok(t) if t.is_symlink() => Entry::Ask,
-            Ok(_) => Entry::File,
-            Err(_) => Entry::Ask,
-        };
-        out.insert(entry.file_name().into_string().ok()?, kind);
-    }
-    Some(out)
 }
 
 impl Host for FsHost {
