@@ -41,7 +41,9 @@ pub struct MatchInput<'a> {
     pub platform: crate::api::Platform,
 }
 
-/// The first grant that matches, or `Err` with why none did (for the ledger).
+/// Every grant that matches, their roots together (two grants for git, one
+/// per repository, each apply where they say), or `Err` with why none did
+/// (for the ledger).
 pub fn find(grants: &[CommandGrant], input: &MatchInput, host: &dyn Host) -> Result<GrantMatch, String> {
     if grants.is_empty() {
         return Err("no command grants".into());
@@ -50,36 +52,61 @@ pub fn find(grants: &[CommandGrant], input: &MatchInput, host: &dyn Host) -> Res
         return Err("the command line is over 8 KiB".into());
     }
     let mut why = String::from("no command grant names this program");
+    let mut not_carried: Option<String> = None;
+    let mut found: Option<GrantMatch> = None;
     for g in grants {
-        match matches(g, input, host) {
-            Ok(()) => {
-                let access = g.access.unwrap_or_else(|| Access::of(&[Capability::Write, Capability::Create]));
-                let mut rules = Vec::new();
-                for root in &g.roots {
-                    let path = expand(root, input.home);
-                    // Landlock fences what exists; a root that does not is not carried.
-                    if host.kind(&path) != PathKind::Dir {
-                        return Err(format!("{CANNOT_CARRY}: command grant {}: root {path} does not exist, so the fence cannot carry it", label(g)));
+        if let Err(e) = matches(g, input, host) {
+            why = format!("command grant {}: {e}", label(g));
+            continue;
+        }
+        match carried(g, input, host) {
+            Ok(rules) => match &mut found {
+                None => found = Some(GrantMatch { id: g.id.clone(), name: label(g), rules }),
+                Some(m) => {
+                    m.name = format!("{}; {}", m.name, label(g));
+                    for r in rules {
+                        if !m.rules.iter().any(|q| q.path == r.path && q.access == r.access) {
+                            m.rules.push(r);
+                        }
                     }
-                    rules.push(Rule { id: format!("cmd:{}", label(g)), path, recursive: true, access, hits: 0, created_at: String::new() });
                 }
-                // The matched program itself may run: it is the trusted part.
-                if let Some(program) = configured(g, host) {
-                    rules.push(Rule {
-                        id: format!("cmd:{}", label(g)),
-                        path: program,
-                        recursive: false,
-                        access: Access::of(&[Capability::Read, Capability::Execute]),
-                        hits: 0,
-                        created_at: String::new(),
-                    });
-                }
-                return Ok(GrantMatch { id: g.id.clone(), name: label(g), rules });
+            },
+            Err(e) => {
+                not_carried.get_or_insert(e);
             }
-            Err(e) => why = format!("command grant {}: {e}", label(g)),
         }
     }
-    Err(why)
+    match (found, not_carried) {
+        (Some(m), _) => Ok(m),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(why),
+    }
+}
+
+/// A matched grant's roots as this call's one-shot rules, and the program.
+fn carried(g: &CommandGrant, input: &MatchInput, host: &dyn Host) -> Result<Vec<Rule>, String> {
+    let access = g.access.unwrap_or_else(|| Access::of(&[Capability::Write, Capability::Create]));
+    let mut rules = Vec::new();
+    for root in &g.roots {
+        let path = expand(root, input.home);
+        // Landlock fences what exists; a root that does not is not carried.
+        if host.kind(&path) != PathKind::Dir {
+            return Err(format!("{CANNOT_CARRY}: command grant {}: root {path} does not exist, so the fence cannot carry it", label(g)));
+        }
+        rules.push(Rule { id: format!("cmd:{}", label(g)), path, recursive: true, access, hits: 0, created_at: String::new() });
+    }
+    // The matched program itself may run: it is the trusted part.
+    if let Some(program) = configured(g, host) {
+        rules.push(Rule {
+            id: format!("cmd:{}", label(g)),
+            path: program,
+            recursive: false,
+            access: Access::of(&[Capability::Read, Capability::Execute]),
+            hits: 0,
+            created_at: String::new(),
+        });
+    }
+    Ok(rules)
 }
 
 fn label(g: &CommandGrant) -> String {

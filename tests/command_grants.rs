@@ -138,3 +138,23 @@ fn the_prompt_section_names_the_programs_and_the_shapes() {
 }
 
 
+
+#[test]
+fn two_grants_for_one_program_each_apply_where_they_say() {
+    // "Always allow" in two repositories stores git in each; a call in the
+    // second must not stop at the first grant.
+    let mut h = host();
+    for d in ["/w/g1", "/w/g2", "/w/g1/.git", "/w/g2/.git"] {
+        h.dirs.insert(d.to_string());
+    }
+    h.files.insert("/usr/bin/git".to_string());
+    let file = r#"{"version": 3, "rules": [], "commands": [
+        {"id": "g1", "name": "git in g1", "command": "git", "roots": ["/w/g1"], "access": {"delete": true}},
+        {"id": "g2", "name": "git in g2", "command": "git", "roots": ["/w/g2"], "access": {"delete": true}}]}"#;
+    let mut req = request("cd /w/g2 && git checkout -q main", file);
+    req.fence = dsh_allow::capability::Capability::ALL.to_vec();
+    let d = decide(&req, &h);
+    let grant = d.command_grant.as_ref().expect("a grant matched");
+    assert!(grant.rules.iter().any(|r| r.path == "/w/g2"), "the second repository's grant was not carried: {grant:?}");
+    assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+}
