@@ -40,11 +40,13 @@ fn bench(c: &mut Criterion) {
     let ws = std::env::current_dir().unwrap().to_string_lossy().into_owned();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let reqs: Vec<DecideRequest> = commands.iter().map(|c| request(c, &ws, &home)).collect();
-    let fs = FsHost::from_env();
     let mut g = c.benchmark_group(format!("decide x{} commands", reqs.len()));
     g.bench_function("native, file-system host", |b| {
         b.iter(|| {
             for r in &reqs {
+                // A fresh host per call, as the CLI has: nothing a previous
+                // decision walked is reused.
+                let fs = FsHost::from_env();
                 std::hint::black_box(dsh_allow::decide::decide(r, &fs));
             }
         })

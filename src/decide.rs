@@ -90,7 +90,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         Ok(items) => items,
         Err(e) => return refuse_unreadable(e.0),
     };
-    let analysis = effects::analyse(&items, &Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, host }, 0);
+    let analysis = effects::analyse(&items, &Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host }, 0);
 
     let mut verdicts = Vec::new();
     let mut why_refused = None;

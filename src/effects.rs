@@ -46,6 +46,8 @@ pub struct Context<'a> {
     pub fill_needs_write: bool,
     pub cwd: &'a str,
     pub home: &'a str,
+    /// The workspace root as spelled: its own `.git` is tool state.
+    pub workspace: &'a str,
     pub host: &'a dyn Host,
 }
 
@@ -969,6 +971,55 @@ fn git(args: &[Arg], sink: &mut Sink) {
             reason: format!("git {sub} replaces tracked files across the worktree"),
         });
     }
+    // A repository below the workspace root keeps its lock files in its own
+    // `.git`, which is not the workspace's tool state: every subcommand
+    // (even `status` refreshes the index) needs delete there. Asked once,
+    // bound to git.
+    let repos = nested_repositories(sub, rest, &inner);
+    if !repos.is_empty() {
+        let reason = format!("git keeps its lock files in {}, a repository below the workspace root", repos.join(", "));
+        inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope: repos, reason });
+    }
+}
+
+/// The `.git` folders of the repositories below the workspace root this git
+/// call works in: `git init DIR` names its own; otherwise the nearest
+/// ancestor of the working directory holding a `.git` folder.
+fn nested_repositories(sub: &str, rest: &[Arg], sink: &Sink) -> Vec<String> {
+    let ws = paths::normalize(sink.cx.workspace);
+    let Some(dirs) = sink.dirs() else { return Vec::new() };
+    let mut out = Vec::new();
+    for d in dirs {
+        if !paths::within(d, &ws) {
+            continue;
+        }
+        let repo = if sub == "init" {
+            let split = split(rest, &["-b", "--initial-branch", "--template", "--separate-git-dir", "--object-format", "--ref-format"]);
+            match split.operands.first() {
+                Some(Arg::Literal(dir)) => Some(paths::absolute(d, dir, sink.cx.home)),
+                Some(_) => None,
+                None => Some(d.clone()),
+            }
+        } else {
+            let mut at = d.clone();
+            loop {
+                if sink.cx.host.kind(&format!("{at}/.git")) == PathKind::Dir {
+                    break Some(at);
+                }
+                if at == ws || at == "/" {
+                    break None;
+                }
+                at = paths::parent(&at).to_string();
+            }
+        };
+        if let Some(repo) = repo.filter(|r| r != &ws && paths::within(r, &ws)) {
+            let git_dir = format!("{repo}/.git");
+            if !out.contains(&git_dir) {
+                out.push(git_dir);
+            }
+        }
+    }
+    out
 }
 
 fn compress_suffix(name: &str) -> &'static str {
@@ -1203,7 +1254,7 @@ fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
             for d in dirs {
                 match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
                     Ok(items) => {
-                        let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, host: sink.cx.host };
+                        let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, workspace: sink.cx.workspace, host: sink.cx.host };
                         let a = analyse(&items, &inner_cx, depth + 1);
                         sink.out.effects.extend(a.effects);
                         sink.out.unseen.extend(a.unseen);

@@ -83,6 +83,16 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     if runs_git_init && in_workspace && !ws.join(".git").exists() {
         let _ = std::fs::create_dir(ws.join(".git"));
     }
+    // A repository made below the workspace root (`git init sub`): its
+    // `.git` was granted delete for this call (asked, bound to git), and the
+    // grant needs the folder to exist before the fence goes up.
+    for g in &req.grants {
+        let p = std::path::Path::new(&g.path);
+        let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace;
+        if inside && p.file_name().is_some_and(|n| n == ".git") && g.access.grants(crate::capability::Capability::Delete) && !p.exists() {
+            let _ = std::fs::create_dir_all(p);
+        }
+    }
     if std::env::var_os("PYTHONPYCACHEPREFIX").is_none() {
         std::env::set_var("PYTHONPYCACHEPREFIX", "/tmp/dsh-allow-pycache");
     }

@@ -107,6 +107,18 @@ const WORKFLOWS: &[Workflow] = &[
         steps: &[ask("git init -q -b main", &[Ask::Prepare(".git")]), step("git add ."), step("git commit -q -m one"), step("git branch feature"), step("git status --short")],
     },
     Workflow {
+        name: "git, repository in a subfolder",
+        requires: "git --version",
+        files: &[("sub/a.txt", "alpha\n")],
+        scene: &[],
+        steps: &[
+            ask("git init -q -b main sub", &[Ask::Prepare("sub/.git"), Ask::Delete("sub/.git")]),
+            ask("cd sub && git add .", &[Ask::Delete("sub/.git")]),
+            ask("cd sub && git commit -q -m one", &[Ask::Delete("sub/.git")]),
+            ask("cd sub && git status --short", &[Ask::Delete("sub/.git")]),
+        ],
+    },
+    Workflow {
         name: "git checkout",
         requires: "git --version",
         files: REPO,
@@ -768,10 +780,12 @@ impl Tree {
 
     /// Run a step the way the plugin does once it is allowed: the stored
     /// rules, plus a matched command grant's roots as this call's grants.
-    fn run_decided(&self, answers: &Answers, d: &dsh_allow::api::Decision, script: &str) -> Output {
+    /// `once`: the call's own one-shot grants (an answered prompt's proposals).
+    fn run_decided(&self, answers: &Answers, d: &dsh_allow::api::Decision, once: &[Value], script: &str) -> Output {
         let mut profile = self.profile(answers.rules.clone());
-        let grants = d.command_grant.as_ref().map(|g| serde_json::to_value(&g.rules).unwrap()).unwrap_or(json!([]));
-        profile["grants"] = grants;
+        let mut grants: Vec<Value> = d.command_grant.as_ref().map(|g| g.rules.iter().map(|r| serde_json::to_value(r).unwrap()).collect()).unwrap_or_default();
+        grants.extend(once.iter().cloned());
+        profile["grants"] = Value::Array(grants);
         let profile = profile.to_string();
         self.command("timeout")
             .args(["600", BIN, "run", "--profile-json", &profile, "--", "/bin/sh", "-c", script])
@@ -813,17 +827,23 @@ fn every_workflow_passes_through_the_decision_with_at_most_one_answered_prompt()
         let mut prompts = Vec::new();
         let mut failed = None;
         for s in w.steps {
-            let mut d = t.decide(&answers, s.run);
-            if d.decision == Verdict::Prompt {
-                prompts.push(s.run);
-                answers.always_allow(&d.proposals);
-                d = t.decide(&answers, s.run);
+            let d = t.decide(&answers, s.run);
+            // Answered "Always allow": the proposals are stored, and this call
+            // runs with them as its one-shot grants (plugin/approval.js).
+            let mut once = Vec::new();
+            match d.decision {
+                Verdict::Allow => {}
+                Verdict::Prompt => {
+                    prompts.push(s.run);
+                    answers.always_allow(&d.proposals);
+                    once = d.proposals.iter().map(|p| json!({ "id": "once", "path": p.path, "recursive": p.recursive, "access": p.access })).collect();
+                }
+                Verdict::Refuse => {
+                    failed = Some(format!("`{}` is refused: {}", s.run, d.reason));
+                    break;
+                }
             }
-            if d.decision != Verdict::Allow {
-                failed = Some(format!("`{}` is still {:?} after Always allow: {}", s.run, d.decision, d.reason));
-                break;
-            }
-            let out = t.run_decided(&answers, &d, s.run);
+            let out = t.run_decided(&answers, &d, &once, s.run);
             if !out.status.success() {
                 let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
                 failed = Some(format!("`{}` exited {:?}: {}", s.run, out.status.code(), text.lines().take(4).collect::<Vec<_>>().join(" / ")));
@@ -838,7 +858,7 @@ fn every_workflow_passes_through_the_decision_with_at_most_one_answered_prompt()
         let mut kept = Vec::new();
         for script in ["rm -rf src", "rm src/main.rs", "python3 -c 'import os; os.remove(\"src/main.rs\")'"] {
             let d = t.decide(&answers, script);
-            let out = t.run_decided(&answers, &d, script);
+            let out = t.run_decided(&answers, &d, &[], script);
             if out.status.success() || !t.ws().join("src/main.rs").exists() {
                 kept.push(format!("`{script}` was not refused by the kernel"));
                 fs::create_dir_all(t.ws().join("src")).unwrap();
