@@ -44,9 +44,9 @@ const read = (...p) => readFileSync(join(...p), 'utf8')
  * (not) show: the state on disk as the fenced tool saw it at that moment.
  *
  * The git workflows share one repository at the workspace root, as a project
- * does: `.git` is workspace tool state only there (a repository in a
- * subfolder gets no delete in its `.git`), and the grant the first rewrite
- * stores is the one every later rewrite uses.
+ * does: `.git` is workspace tool state there, and the grant the first rewrite
+ * stores is the one every later rewrite uses. A repository in a subfolder has
+ * its own block below.
  */
 const WORKFLOWS = [
   {
@@ -335,6 +335,37 @@ describe('everyday tools in a real DSH process under the default fence', { skip:
       }
       assert.deepEqual(commands.map((g) => g.command).sort(), [...askers].sort(), `no grant beyond the programs that asked:\n${run.rulesText}`)
       for (const g of commands) t.diagnostic(`command grant: ${g.command} may delete under ${g.roots.join(', ')}`)
+    })
+  })
+
+  describe('a repository in a subfolder: git asks once, for its .git, then works there', { skip: (!kernel && NO_KERNEL) || lacking(['git']) }, () => {
+    let nested
+    let run
+    const steps = ['git init -q -b main sub', 'cd sub && git add .', 'cd sub && git commit -q -m one', 'cd sub && git status --short', 'cd sub && git log --format=%s']
+    before(async () => {
+      // A world of its own: the grants stored above would answer for it.
+      nested = makeWorld('workflows-nested')
+      writeFileSync(join(nested.home, '.gitconfig'), '[user]\n\tname = Test\n\temail = test@example.invalid\n')
+      mkdirSync(join(nested.ws, 'sub'), { recursive: true })
+      writeFileSync(join(nested.ws, 'sub', 'a.txt'), 'alpha\n')
+      run = await runDsh(nested, { script: steps.map(bash), answers: ['always'] })
+      assert.equal(results(run).length, steps.length, run.stdout + run.stderr)
+    })
+    after(() => cleanup(nested))
+
+    test('every step exits 0 after one prompt, answered as a command grant for git in sub/.git', () => {
+      results(run).forEach((r, i) => {
+        assert.equal(r.command, steps[i])
+        assert.equal(r.value?.exitCode, 0, show(steps[i], r))
+      })
+      assert.match(results(run)[4].text, /^one$/m)
+      const asked = approvals(run)
+      assert.equal(asked.length, 1, JSON.stringify(asked.map((a) => a.pending?.command)))
+      assert.equal(asked[0].pending.command, 'git init -q -b main sub')
+      assert.deepEqual(asked[0].pending.proposals.map((p) => [p.command, p.path, p.access]), [['git', join(nested.ws, 'sub', '.git'), { delete: true }]])
+      const { rules = [], commands = [] } = JSON.parse(run.rulesText)
+      assert.deepEqual(rules.filter((r) => r.access?.delete), [], run.rulesText)
+      assert.deepEqual(commands.map((g) => [g.command, g.roots]), [['git', [join(nested.ws, 'sub', '.git')]]], run.rulesText)
     })
   })
 
