@@ -26,7 +26,31 @@ struct JsHost {
     generation: Option<js_sys::Function>,
 }
 
+thread_local! {
+    /// The last host object and its functions: the Node wrapper passes the
+    /// same frozen `nodeHost` on every call, and reading four properties
+    /// across the boundary each time costs more than one identity check.
+    static LAST_HOST: std::cell::RefCell<Option<(JsValue, std::rc::Rc<JsHost>)>> = const { std::cell::RefCell::new(None) };
+}
+
 impl JsHost {
+    /// The host for `obj`, reused while the same object is passed again
+    /// (`Object.is`); a frozen host object is the intended use.
+    fn cached(obj: &JsValue) -> Result<std::rc::Rc<JsHost>, JsError> {
+        let hit = LAST_HOST.with(|l| {
+            l.borrow().as_ref().filter(|(o, _)| js_sys::Object::is(o, obj)).map(|(_, h)| h.clone())
+        });
+        if let Some(h) = hit {
+            return Ok(h);
+        }
+        let h = std::rc::Rc::new(JsHost::from(obj)?);
+        // Only a frozen object cannot have its functions swapped afterwards.
+        if obj.is_object() && js_sys::Object::is_frozen(obj.unchecked_ref::<js_sys::Object>()) {
+            LAST_HOST.with(|l| *l.borrow_mut() = Some((obj.clone(), h.clone())));
+        }
+        Ok(h)
+    }
+
     fn from(obj: &JsValue) -> Result<JsHost, JsError> {
         let get = |name: &str| -> Result<js_sys::Function, JsError> {
             js_sys::Reflect::get(obj, &JsValue::from_str(name))
@@ -85,7 +109,7 @@ pub fn decide_json(request: &str, host: JsValue) -> Result<String, JsError> {
     let decision = if host.is_undefined() || host.is_null() {
         crate::decide::decide(&request, &LexicalHost)
     } else {
-        crate::decide::decide(&request, &JsHost::from(&host)?)
+        crate::decide::decide(&request, &*JsHost::cached(&host)?)
     };
     Ok(serde_json::to_string(&decision).expect("decision serializes"))
 }

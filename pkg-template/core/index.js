@@ -129,10 +129,10 @@ function isExecutableFile(f) {
 
 /** The first executable `name` on PATH, as found there (absolute, symlinks
  * not resolved), or null. A name with a slash is not looked up. */
-function which(name) {
+function which(name, pathVar = process.env.PATH ?? '') {
   name = String(name);
   if (name === '' || name.includes('/')) return null;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+  for (const dir of pathVar.split(path.delimiter)) {
     if (dir === '') continue;
     const candidate = path.resolve(dir, name);
     if (isExecutableFile(candidate)) return candidate;
@@ -147,14 +147,12 @@ function generation() {
   return Math.floor(Date.now() / GENERATION_MS);
 }
 
+// PATH is read once per generation: `process.env` is a slow property bag.
 let whichCache = { generation: -1, path: '', found: new Map() };
 function cachedWhich(name) {
   const g = generation();
-  const pathVar = process.env.PATH ?? '';
-  if (whichCache.generation !== g || whichCache.path !== pathVar) {
-    whichCache = { generation: g, path: pathVar, found: new Map() };
-  }
-  if (!whichCache.found.has(name)) whichCache.found.set(name, which(name));
+  if (whichCache.generation !== g) whichCache = { generation: g, path: process.env.PATH ?? '', found: new Map() };
+  if (!whichCache.found.has(name)) whichCache.found.set(name, which(name, whichCache.path));
   return whichCache.found.get(name);
 }
 
