@@ -61,5 +61,20 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The runner's own work before exec: the default fence compiled from the
+/// profile on the real file system (a fresh host, as each run has).
+fn compile(c: &mut Criterion) {
+    let ws = std::env::current_dir().unwrap().to_string_lossy().into_owned();
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let req: dsh_allow::profile::ProfileRequest = serde_json::from_value(serde_json::json!({
+        "workspace": ws, "home": home, "harnessHome": format!("{home}/.dsh"), "platform": "linux",
+        "mode": "workspace-write", "protectedFiles": [format!("{home}/.dsh/dsh-allow.json")], "enforce": "full",
+    }))
+    .unwrap();
+    c.bench_function("compile the default fence, file-system host", |b| {
+        b.iter(|| std::hint::black_box(dsh_allow::profile::compile(&req, &FsHost::from_env())))
+    });
+}
+
+criterion_group!(benches, bench, compile);
 criterion_main!(benches);

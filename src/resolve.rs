@@ -189,6 +189,29 @@ impl Policy {
 
     /// The precedence, top to bottom; the first tier that speaks decides.
     pub fn resolve(&self, path: &Spellings, cap: Capability) -> Resolution {
+        self.resolve_over(path, cap, &self.over(path))
+    }
+
+    /// All five capabilities of one path, the entries over it found once
+    /// (the fence compile asks this for every root).
+    pub fn resolve_all(&self, path: &Spellings) -> [Resolution; 5] {
+        let over = self.over(path);
+        Capability::ALL.map(|cap| self.resolve_over(path, cap, &over))
+    }
+
+    /// What of the policy lies over `path`, whatever the capability.
+    fn over<'a>(&'a self, path: &Spellings) -> Over<'a> {
+        let covering = |entries: &mut dyn Iterator<Item = &'a Prepared>| -> Vec<(usize, &'a Prepared)> {
+            entries.filter_map(|e| e.covers(path).map(|d| (d, e))).collect()
+        };
+        Over {
+            store: self.credential(path),
+            explicit: covering(&mut self.explicit.iter()),
+            baseline: covering(&mut self.baseline.iter().map(|(p, _)| p)),
+        }
+    }
+
+    fn resolve_over(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
         // 1. Protected: reserved platform paths and the permission store.
         if cap.mutates() {
             if let Some(why) = self.protected(path, cap) {
@@ -205,10 +228,10 @@ impl Policy {
         // A credential store opens only to a rule written for it (or inside
         // it): a rule on an ancestor, or one whose path was swapped for a
         // symlink into the store, does not reach it.
-        let store = self.credential(path);
+        let store = &over.store;
         // 2. Explicit: stored rules and this call's one-shot grants.
-        if let Some(p) = most_specific(self.explicit.iter(), path, cap) {
-            if let Some(store) = &store {
+        if let Some(p) = most_specific(&over.explicit, cap) {
+            if let Some(store) = store {
                 let written_for_it = paths::within(p.roots.written(), store);
                 if !written_for_it {
                     return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store.clone()) };
@@ -225,11 +248,10 @@ impl Policy {
         // Credential stores stay shut even where a baseline root (a workspace
         // at $HOME, ~/.cargo) would contain them.
         if let Some(store) = store {
-            return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store) };
+            return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store.clone()) };
         }
         // 3. Baseline.
-        let labelled = self.baseline.iter().map(|(p, _)| p);
-        if let Some(p) = most_specific(labelled, path, cap) {
+        if let Some(p) = most_specific(&over.baseline, cap) {
             let label = self.baseline.iter().find(|(q, _)| std::ptr::eq(q, p)).map(|(_, l)| *l).unwrap_or("baseline");
             let granted = p.access.grants(cap);
             let why = if granted { Why::Baseline(label) } else { Why::NotGranted };
@@ -279,13 +301,19 @@ impl Policy {
     }
 }
 
-/// Among entries covering `path` that speak for `cap`, the most specific;
+/// The entries of each tier that cover one path, with their depth.
+struct Over<'a> {
+    store: Option<String>,
+    explicit: Vec<(usize, &'a Prepared)>,
+    baseline: Vec<(usize, &'a Prepared)>,
+}
+
+/// Among entries covering a path that speak for `cap`, the most specific;
 /// on a tie a denial wins (fail closed).
-fn most_specific<'a>(entries: impl Iterator<Item = &'a Prepared>, path: &Spellings, cap: Capability) -> Option<&'a Prepared> {
+fn most_specific<'a>(covering: &[(usize, &'a Prepared)], cap: Capability) -> Option<&'a Prepared> {
     let mut best: Option<(usize, &Prepared)> = None;
-    for e in entries {
+    for &(depth, e) in covering {
         let Some(speaks) = e.access.get(cap) else { continue };
-        let Some(depth) = e.covers(path) else { continue };
         best = match best {
             None => Some((depth, e)),
             Some((d, _)) if depth > d => Some((depth, e)),

@@ -181,10 +181,10 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         .collect();
     // Each (root, capability) is resolved once: a root is asked about as a
     // grant and again as a shut path inside every root that holds it.
-    let mut answers: Vec<Option<bool>> = vec![None; roots.len() * Capability::ALL.len()];
+    let mut answers: Vec<Option<[bool; 5]>> = vec![None; roots.len()];
     let mut granted = |i: usize, cap: Capability| -> bool {
-        let slot = &mut answers[i * Capability::ALL.len() + cap as usize];
-        *slot.get_or_insert_with(|| policy.resolve(&Spellings(vec![roots[i].0.clone()]), cap).granted)
+        let all = answers[i].get_or_insert_with(|| policy.resolve_all(&Spellings(vec![roots[i].0.clone()])).map(|r| r.granted));
+        all[cap as usize]
     };
     // Landlock fences only what exists: a missing root cannot be a rule
     // (it still counts as a shut path, which keeps its folder compiled
