@@ -190,3 +190,31 @@ fn the_seatbelt_kernel_suite_runs_only_on_macos() {
     assert!(!out.status.success(), "the store was writable under Seatbelt");
     assert_eq!(std::fs::read_to_string(&store).unwrap(), "{}");
 }
+
+#[test]
+fn tool_state_folders_get_unlink_and_the_workspace_build_folder_does_not() {
+    let s = profile(Enforce::Full, Mode::WorkspaceWrite, vec![]);
+    let unlinks = |path: &str| -> usize {
+        let at = format!("(subpath {})", param_of(&s, path));
+        s.text.lines().filter(|l| l.starts_with("(allow") && l.contains("file-write-unlink") && l.contains(&at)).count()
+    };
+    for dir in [".git", "target", "node_modules", ".venv", ".pytest_cache"] {
+        assert!(unlinks(&format!("/Users/me/project/{dir}")) > 0, "{dir} gets no unlink:\n{}", s.text);
+    }
+    // `rm -rf build` asks: build/ is not tool state.
+    assert!(s.params.iter().all(|(_, v)| v != "/Users/me/project/build"), "build/ was granted something");
+}
+
+#[test]
+fn a_tool_state_folder_swapped_for_a_symlink_gets_no_unlink_in_the_profile() {
+    let mut h = host();
+    h.symlinks.insert("/Users/me/project/target".into(), "/Users/me/other".into());
+    let req = request(Enforce::Full, Mode::WorkspaceWrite, vec![]);
+    let plan = compile(&req, &h);
+    let s = render_for(&req, &plan, &h);
+    let other: Vec<&(String, String)> = s.params.iter().filter(|(_, v)| v == "/Users/me/other" || v == "/Users/me/project/target").collect();
+    for (k, v) in other {
+        let granted = s.text.lines().any(|l| l.starts_with("(allow") && l.contains("file-write-unlink") && l.contains(&format!("(param \"{k}\")")));
+        assert!(!granted, "{v} got unlink through the target symlink:\n{}", s.text);
+    }
+}
