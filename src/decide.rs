@@ -53,8 +53,69 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
     })
 }
 
+thread_local! {
+    /// Programs found on PATH and their real paths, for one host generation:
+    /// nearly every command starts one, and asking the host twice per
+    /// command (lookup, then realpath) is most of what a decision costs in
+    /// wasm. Paths a command names are still asked afresh.
+    static PROGRAMS: RefCell<(Option<u64>, std::collections::BTreeMap<String, Option<String>>, std::collections::BTreeMap<String, String>)> =
+        RefCell::new((None, Default::default(), Default::default()));
+}
+
+/// A host whose PATH answers (and the real paths of what they found) are
+/// reused while its generation holds.
+struct Programs<'a> {
+    inner: &'a dyn Host,
+    generation: Option<u64>,
+}
+
+impl<'a> Programs<'a> {
+    fn over(inner: &'a dyn Host) -> Programs<'a> {
+        let generation = inner.generation();
+        PROGRAMS.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.0 != generation || generation.is_none() {
+                *p = (generation, Default::default(), Default::default());
+            }
+        });
+        Programs { inner, generation }
+    }
+}
+
+impl Host for Programs<'_> {
+    fn canonical(&self, path: &str) -> String {
+        if let Some(real) = PROGRAMS.with(|p| p.borrow().2.get(path).cloned()) {
+            return real;
+        }
+        let real = self.inner.canonical(path);
+        let found = self.generation.is_some() && PROGRAMS.with(|p| p.borrow().1.values().any(|f| f.as_deref() == Some(path)));
+        if found {
+            PROGRAMS.with(|p| p.borrow_mut().2.insert(path.to_string(), real.clone()));
+        }
+        real
+    }
+    fn kind(&self, path: &str) -> PathKind {
+        self.inner.kind(path)
+    }
+    fn which(&self, program: &str) -> Option<String> {
+        if self.generation.is_none() {
+            return self.inner.which(program);
+        }
+        if let Some(found) = PROGRAMS.with(|p| p.borrow().1.get(program).cloned()) {
+            return found;
+        }
+        let found = self.inner.which(program);
+        PROGRAMS.with(|p| p.borrow_mut().1.insert(program.to_string(), found.clone()));
+        found
+    }
+    fn generation(&self) -> Option<u64> {
+        self.generation
+    }
+}
+
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
-    let host = Memo::new(host);
+    let programs = Programs::over(host);
+    let host = Memo::new(&programs);
     let host: &dyn Host = &host;
     let home = paths::normalize(&req.home);
     let cwd = paths::absolute(&req.workspace, &req.cwd, &home);

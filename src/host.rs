@@ -80,8 +80,11 @@ impl Host for Memo<'_> {
 pub struct LexicalHost;
 
 impl Host for LexicalHost {
+    /// Its answers never change. The value differs from every other host's
+    /// (the file-system host says 0, Node's host the clock's second), so the
+    /// caches keyed by generation are never shared between kinds of host.
     fn generation(&self) -> Option<u64> {
-        Some(0)
+        Some(u64::MAX)
     }
     fn canonical(&self, path: &str) -> String {
         paths::normalize(path)

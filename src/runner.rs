@@ -65,20 +65,7 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     // `git init` in the workspace renames lock files inside `.git` at once;
     // an empty `.git` made first lets the fence carry it (git initialises an
     // empty `.git` as usual).
-    let runs_git_init = argv.iter().any(|a| {
-        let words: Vec<&str> = a.split(|c: char| c.is_whitespace() || ";&|()".contains(c)).filter(|w| !w.is_empty()).collect();
-        (0..words.len()).any(|i| {
-            if words[i] != "git" {
-                return false;
-            }
-            // Past git's own options (`-c k=v`, `-C dir`, `--bare`…) to the subcommand.
-            let mut j = i + 1;
-            while j < words.len() && words[j].starts_with('-') {
-                j += if matches!(words[j], "-c" | "-C") { 2 } else { 1 };
-            }
-            words.get(j) == Some(&"init")
-        })
-    });
+    let runs_git_init = inits_here(&argv.join(" "));
     let in_workspace = std::env::current_dir().is_ok_and(|d| d == ws);
     if runs_git_init && in_workspace && !ws.join(".git").exists() {
         let _ = std::fs::create_dir(ws.join(".git"));
@@ -96,6 +83,58 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     if std::env::var_os("PYTHONPYCACHEPREFIX").is_none() {
         std::env::set_var("PYTHONPYCACHEPREFIX", "/tmp/dsh-allow-pycache");
     }
+}
+
+/// `git [opts] init [opts]` in the directory the script starts in: no `cd`
+/// or `pushd` before it and no folder operand after it (`git init sub` and
+/// `cd sub && git init` make their repository elsewhere; the decision asks
+/// for those, and a granted `.git` is made from the call's grants). A guess
+/// from words: it only ever makes an empty `.git` git would make anyway.
+pub fn inits_here(script: &str) -> bool {
+    let mut tokens: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (i, c) in script.char_indices() {
+        let sep = ";&|()\n".contains(c);
+        if c.is_whitespace() || sep {
+            if let Some(s) = start.take() {
+                tokens.push(&script[s..i]);
+            }
+            if sep {
+                tokens.push(&script[i..i + c.len_utf8()]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        tokens.push(&script[s..]);
+    }
+    let separator = |t: &str| matches!(t, ";" | "&" | "|" | "(" | ")" | "\n");
+    for (i, &t) in tokens.iter().enumerate() {
+        if matches!(t, "cd" | "pushd") {
+            return false;
+        }
+        if t != "git" {
+            continue;
+        }
+        // Past git's own options (`-c k=v`, `-C dir`, `--bare`…) to the subcommand.
+        let mut j = i + 1;
+        while j < tokens.len() && tokens[j].starts_with('-') {
+            if matches!(tokens[j], "-C") {
+                return false;
+            }
+            j += if tokens[j] == "-c" { 2 } else { 1 };
+        }
+        if tokens.get(j) != Some(&"init") {
+            continue;
+        }
+        let mut k = j + 1;
+        while k < tokens.len() && tokens[k].starts_with('-') {
+            k += if matches!(tokens[k], "-b" | "--initial-branch" | "--template" | "--separate-git-dir" | "--object-format") { 2 } else { 1 };
+        }
+        return tokens.get(k).is_none_or(|t| separator(t));
+    }
+    false
 }
 
 pub fn read_request(opts: &[String]) -> Result<ProfileRequest, String> {

@@ -384,3 +384,14 @@ fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
     let kept: Vec<String> = prune(rules).into_iter().map(|(p, _)| p).collect();
     assert_eq!(kept, ["/usr", "/usr/local", "/dev", "/dev/null", "/usr-2"]);
 }
+
+#[test]
+fn the_runner_makes_an_empty_git_folder_only_for_git_init_where_the_call_starts() {
+    use dsh_allow::runner::inits_here;
+    for here in ["git init", "/bin/sh -c git init -q -b main", "git -c init.defaultBranch=main init && git add .", "git init --bare -q; git status"] {
+        assert!(inits_here(here), "{here}");
+    }
+    for elsewhere in ["git init sub", "cd sub && git init", "git -C sub init", "git init -b main sub", "pushd sub; git init", "git status"] {
+        assert!(!inits_here(elsewhere), "{elsewhere}");
+    }
+}
