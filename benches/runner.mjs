@@ -1,6 +1,6 @@
 // Start-up cost of `dsh-allow run` against a bare exec of the same program,
 // with the default workspace profile (a real Landlock ruleset on Linux).
-// Run after `bash scripts/build.sh`:  node benches/runner.mjs [rounds]
+// Run after `bash scripts/build.sh`:  node benches/runner.mjs [rounds] [runner]
 //
 // Bare and fenced runs alternate so drift on a shared machine hits both; the
 // figure is the difference of the medians.
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const runner = path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
+const runner = process.argv[3] ? path.resolve(process.argv[3]) : path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
 if (!fs.existsSync(runner)) {
   console.error(`runner bench: ${runner} missing; run scripts/build.sh first`);
   process.exit(1);
@@ -23,6 +23,8 @@ const rounds = Number(process.argv[2] ?? 400);
 const home = os.homedir();
 const ws = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-'));
 fs.writeFileSync(path.join(ws, 'Cargo.toml'), '[package]\nname = "x"\n');
+// Where the plugin keeps compiled fences (a protected path, as it must be).
+const fenceCache = path.join(home, '.dsh', 'dsh-allow-fence');
 const profile = (enforce) =>
   JSON.stringify({
     workspace: ws,
@@ -32,7 +34,7 @@ const profile = (enforce) =>
     mode: 'workspace-write',
     rules: [],
     grants: [],
-    protectedFiles: [path.join(home, '.dsh', 'dsh-allow.json'), path.join(home, '.dsh', 'dsh-allow-audit.ndjson')],
+    protectedFiles: [path.join(home, '.dsh', 'dsh-allow.json'), path.join(home, '.dsh', 'dsh-allow-audit.ndjson'), fenceCache],
     enforce,
   });
 
@@ -40,7 +42,8 @@ const target = ['/bin/true'];
 const variants = {
   bare: target,
   'run, enforce off': [runner, 'run', '--profile-json', profile('off'), '--', ...target],
-  'run, full fence': [runner, 'run', '--profile-json', profile('full'), '--', ...target],
+  'run, full fence, compiled': [runner, 'run', '--profile-json', profile('full'), '--', ...target],
+  'run, full fence, kept': [runner, 'run', '--profile-json', profile('full'), '--fence-cache', fenceCache, '--', ...target],
 };
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
 function once(argv) {
@@ -51,7 +54,15 @@ function once(argv) {
   return ms;
 }
 try {
+  // The kept fence is used once every folder it depends on has been still
+  // for a second (the workspace was just made, and its first run makes the
+  // `target/` its Cargo.toml calls for).
+  for (const argv of Object.values(variants)) once(argv);
+  await new Promise((r) => setTimeout(r, 1100));
   for (let i = 0; i < 20; i++) for (const argv of Object.values(variants)) once(argv); // warm-up
+  const kept = variants['run, full fence, kept'];
+  const report = spawnSync(kept[0], [...kept.slice(1, -2), '--report-fence', ...kept.slice(-2)], { cwd: ws, encoding: 'utf8' });
+  if (!report.stderr.includes('dsh-allow fence: reused')) throw new Error(`the kept fence is not reused: ${report.stderr}`);
   for (let i = 0; i < rounds; i++) for (const [k, argv] of Object.entries(variants)) samples[k].push(once(argv));
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
@@ -61,5 +72,5 @@ const bare = median(samples.bare);
 console.log(`dsh-allow run start-up, ${rounds} rounds, Node ${process.version}, ${runner}`);
 for (const [k, xs] of Object.entries(samples)) {
   const m = median(xs);
-  console.log(`${k.padEnd(18)} median ${m.toFixed(3)} ms${k === 'bare' ? '' : `  (+${(m - bare).toFixed(3)} ms over bare)`}`);
+  console.log(`${k.padEnd(27)} median ${m.toFixed(3)} ms${k === 'bare' ? '' : `  (+${(m - bare).toFixed(3)} ms over bare)`}`);
 }

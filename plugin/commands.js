@@ -116,7 +116,7 @@ async function add({ store, policyOf, protectedFiles, core }, t, session, args) 
   const expanded = expandHomePath(pathText)
   const path = isAbsolute(expanded) ? resolve(expanded) : resolve(policyOf(session).workspaceRoot, expanded)
   const real = nodeHost.canonical(path)
-  if (protectedFiles().some((p) => nodeHost.canonical(p) === real)) return { kind: 'error', text: t('add.protected', { path }) }
+  if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path }) }
   const rule = { id: core.newRuleId(), path, recursive: kindText === 'folder', access, hits: 0, createdAt: new Date().toISOString() }
   try {
     const after = await store.update(({ rules, commands }) => ({ rules: [...rules, rule], commands }))
@@ -273,4 +273,9 @@ async function removeCommand({ store }, t, args) {
   }
   if (removed === undefined) return { kind: 'error', text: t('command.nosuch', { n }) }
   return success(t('command.removed', { row: commandRow(t, removed, n) }))
+}
+
+/** `path` is `root` or inside it (a protected folder covers what it holds). */
+function within(path, root) {
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`)
 }

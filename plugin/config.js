@@ -30,6 +30,7 @@ export const Config = z.object({
   enforce: z.union(ENFORCE_LEVELS).default('auto').description('Required kernel fence level; auto takes the strongest that probes.'),
   grants: z.array(Grant).default([]).description('Deployment grants, same shape as a stored rule.'),
   runner: z.string().description('The native `dsh-allow` runner. Default: the one shipped in this package.'),
+  fenceCache: z.string().description('Where the Linux runner keeps compiled fences (a protected folder; "" turns it off). Default: $DSH_HOME/dsh-allow-fence.'),
   autoReview: z.object({
     enabled: z.boolean().default(false).description('Off: the card stays in charge of every prompt.'),
     timeoutMs: z.natural().default(10000).description('A reviewer slower than this is an ASK.'),
@@ -46,6 +47,7 @@ export function resolveConfig(config) {
     ...config,
     rulesFile: file(config.rulesFile, 'dsh-allow.json'),
     auditFile: file(config.auditFile, 'dsh-allow-audit.ndjson'),
+    fenceCache: config.fenceCache === '' ? undefined : file(config.fenceCache, 'dsh-allow-fence'),
     grants: (config.grants ?? []).map((g) => ({
       id: `config-${++n}`,
       path: expandHomePath(g.path),

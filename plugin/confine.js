@@ -47,7 +47,7 @@ export function seatbeltArgv(sbpl, argv) {
  * `compileProfile(request, host)` is the core's compiler and `host` answers
  * its real-path questions.
  */
-export function makePlanner({ platform, fence, runner, profileFor, compileProfile, host }) {
+export function makePlanner({ platform, fence, runner, fenceCache, profileFor, compileProfile, host }) {
   return (argv, policy) => {
     const status = fence.current()
     if (status === undefined || status.level === 'off') return undefined
@@ -56,7 +56,7 @@ export function makePlanner({ platform, fence, runner, profileFor, compileProfil
     const profile = profileFor(policy, command, status.level)
     if (platform === 'linux') {
       return {
-        argv: runnerArgv(runner, profile, argv),
+        argv: runnerArgv(runner, profile, argv, { fenceCache }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
         denialSignatures: ['permission denied', 'operation not permitted'],
         runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],

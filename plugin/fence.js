@@ -41,9 +41,14 @@ export function defaultRunner() {
 export const RUNNER_FAILURE_EXITS = [125, 122]
 export const RUNNER_FAILURE_PREFIX = 'dsh-allow run: '
 
-/** The argv that runs `argv` under the profile on Linux. */
-export function runnerArgv(runner, profile, argv) {
-  return [runner, 'run', '--profile-json', JSON.stringify(profile), '--', ...argv]
+/**
+ * The argv that runs `argv` under the profile on Linux. With `fenceCache`
+ * (a folder among the profile's protected paths) the runner reuses the fence
+ * it compiled last time while nothing it was compiled from has changed.
+ */
+export function runnerArgv(runner, profile, argv, { fenceCache } = {}) {
+  const cache = fenceCache === undefined ? [] : ['--fence-cache', fenceCache]
+  return [runner, 'run', '--profile-json', JSON.stringify(profile), ...cache, '--', ...argv]
 }
 
 /**

@@ -186,11 +186,11 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     const base = session?.header?.cwd ?? policyOf(session).workspaceRoot
     const path = resolve(base, expandHomePath(target))
     const real = nodeHost.canonical(path)
-    if (protectedFiles().some((p) => nodeHost.canonical(p) === real)) {
+    if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) {
       record(exec, undefined, 'refuse', { path, tier: 'protected' })
       return {
         kind: 'deny',
-        reason: `dsh-allow: refused write ${path} — the permission store and audit log are never writable, by any tool. ` +
+        reason: `dsh-allow: refused write ${path} — the permission store, audit log and kept fences are never writable, by any tool. ` +
           'Do not try another way; the user changes rules with /allow.',
       }
     }
@@ -252,4 +252,9 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     postExecute,
     onResult: (exec) => settle(exec),
   }
+}
+
+/** `path` is `root` or inside it (a protected folder covers what it holds). */
+function within(path, root) {
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`)
 }

@@ -50,7 +50,9 @@ export function apply(ctx, rawConfig) {
     onError: (error) => ctx.logger?.warn?.(`dsh-allow: the audit ledger ${config.auditFile} could not be written: ${error.message}`),
   })
   const fence = new Fence({ platform, runner, enforce: config.enforce, scratchParent: harnessHome })
-  const protectedFiles = () => [...store.files(), config.auditFile]
+  // The runner's kept fences are applied without recompiling: nothing a
+  // fenced command may write can reach them, so they are protected too.
+  const protectedFiles = () => [...store.files(), config.auditFile, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
   const policyOf = (session) => {
     const policy = ctx.get('sandboxPolicy')
     if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
@@ -79,7 +81,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, compileProfile: core.compileProfile, host: core.nodeHost,
+      platform, fence, runner, fenceCache: config.fenceCache, compileProfile: core.compileProfile, host: core.nodeHost,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []

@@ -14,6 +14,11 @@ pub struct FsHost {
     resolved: std::cell::RefCell<std::collections::BTreeMap<String, Option<String>>>,
     /// For each real path met that is not a symlink: is it a folder.
     is_dir: std::cell::RefCell<std::collections::BTreeMap<String, bool>>,
+    /// The real folders whose entries `canonical` and `kind` answers
+    /// depended on: while none of them changes, those answers stay true (the
+    /// runner keeps a compiled fence on that condition). PATH lookups are
+    /// not covered.
+    looked_in: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// The kernel's limit on symlinks followed in one lookup.
@@ -27,7 +32,13 @@ impl FsHost {
             path_var: std::env::var("PATH").ok(),
             resolved: Default::default(),
             is_dir: Default::default(),
+            looked_in: Default::default(),
         }
+    }
+
+    /// The real folders looked in so far (see `looked_in`).
+    pub fn looked_in(&self) -> Vec<String> {
+        self.looked_in.borrow().iter().cloned().collect()
     }
 
     /// The real path of `dir/name` where `dir` is already real, following a
@@ -39,6 +50,7 @@ impl FsHost {
         if let Some(known) = self.resolved.borrow().get(&here) {
             return known.clone().ok_or(here);
         }
+        self.looked_in.borrow_mut().insert(dir.to_string());
         let real = match std::fs::symlink_metadata(&here) {
             Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
                 *links += 1;

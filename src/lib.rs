@@ -15,6 +15,8 @@ pub mod command_grant;
 pub mod decide;
 pub mod effects;
 pub mod explain;
+#[cfg(target_os = "linux")]
+pub mod fence_cache;
 #[cfg(unix)]
 pub mod fs_host;
 pub mod guidance;

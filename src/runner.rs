@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use crate::fs_host::FsHost;
-use crate::profile::{self, Enforce, FencePlan, ProfileRequest};
+use crate::profile::{self, FencePlan, ProfileRequest};
 
 /// The runner itself failed (bad profile, ruleset not applied): nothing ran.
 pub const EXIT_FAILED: u8 = 125;
@@ -20,7 +20,10 @@ pub const PREFIX: &str = "dsh-allow run: ";
 
 pub fn main(args: &[String]) -> ExitCode {
     let Some(sep) = args.iter().position(|a| a == "--") else {
-        return fail(EXIT_FAILED, "usage: dsh-allow run --profile-json JSON|--profile-file F -- PROGRAM [ARGS…]");
+        return fail(
+            EXIT_FAILED,
+            "usage: dsh-allow run --profile-json JSON|--profile-file F [--fence-cache DIR] [--report-fence] -- PROGRAM [ARGS…]",
+        );
     };
     let (opts, argv) = (&args[..sep], &args[sep + 1..]);
     if argv.is_empty() {
@@ -31,21 +34,69 @@ pub fn main(args: &[String]) -> ExitCode {
         Err(e) => return fail(EXIT_FAILED, &e),
     };
     prepare_tool_state(&req, argv);
-    let plan = profile::compile(&req, &FsHost::from_env());
     #[cfg(target_os = "linux")]
     {
-        if plan.enforce != Enforce::Off {
-            if let Err((code, e)) = linux::restrict(&plan) {
+        if req.fences() {
+            let cache = match option(opts, "--fence-cache").map(|d| crate::fence_cache::Cache::new(&d, &req)).transpose() {
+                Ok(c) => c,
+                Err(e) => return fail(EXIT_FAILED, &e),
+            };
+            let abi = landlock_abi();
+            if abi == 0 {
+                return fail(EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run");
+            }
+            let (rules, how) = match fence(&req, abi, cache.as_ref()) {
+                Ok(r) => r,
+                Err(e) => return fail(EXIT_FAILED, &e),
+            };
+            if let Err((code, e)) = linux::apply(&rules) {
                 return fail(code, &e);
+            }
+            if opts.iter().any(|o| o == "--report-fence") {
+                eprintln!("dsh-allow fence: {how}");
             }
         }
         exec(argv)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (plan, argv);
+        let _ = (req, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
     }
+}
+
+/// The fence for this profile: the one kept in the cache while nothing it
+/// was compiled from has changed, else compiled now (and kept when it can
+/// be). The second value says which, for `--report-fence`.
+#[cfg(target_os = "linux")]
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence_cache::Cache>) -> Result<(linux::Rules, String), String> {
+    use crate::fence_cache::{key, Outcome};
+    let key = cache.map(|_| key(req, abi));
+    if let (Some(cache), Some(key)) = (cache, &key) {
+        if let Some(rules) = cache.reuse(key) {
+            return Ok((rules, "reused".into()));
+        }
+    }
+    let began = std::time::SystemTime::now();
+    let host = FsHost::from_env();
+    let plan = profile::compile(req, &host);
+    let mut looked_in = host.looked_in();
+    let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
+    looked_in.extend(host.looked_in());
+    looked_in.sort();
+    looked_in.dedup();
+    let how = match (cache, &key) {
+        (Some(cache), Some(key)) => match cache.keep(key, &rules, &looked_in, began) {
+            Outcome::Kept => "compiled, kept".to_string(),
+            Outcome::NotKept(why) => format!("compiled, not kept: {why}"),
+        },
+        _ => "compiled".to_string(),
+    };
+    Ok((rules, how))
+}
+
+fn option(opts: &[String], name: &str) -> Option<String> {
+    opts.iter().position(|a| a == name).and_then(|i| opts.get(i + 1)).cloned()
 }
 
 /// Make the tool-state folders the workspace's tools will need (Landlock
@@ -138,7 +189,7 @@ pub fn inits_here(script: &str) -> bool {
 }
 
 pub fn read_request(opts: &[String]) -> Result<ProfileRequest, String> {
-    let value = |name: &str| opts.iter().position(|a| a == name).and_then(|i| opts.get(i + 1)).cloned();
+    let value = |name: &str| option(opts, name);
     let text = match (value("--profile-json"), value("--profile-file")) {
         (Some(j), _) => j,
         (None, Some(f)) => std::fs::read_to_string(&f).map_err(|e| format!("cannot read {f}: {e}"))?,
@@ -179,14 +230,23 @@ pub fn landlock_abi() -> u32 {
 
 #[cfg(target_os = "linux")]
 pub mod linux {
+    use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::path::Path;
 
-    use landlock::{
-        AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, ABI,
-    };
+    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus};
 
-    use super::{landlock_abi, EXIT_FAILED, EXIT_UNAVAILABLE};
+    /// A fence in the kernel's terms: the Landlock rights handled, and each
+    /// rule's real path with the rights it grants (bits of `AccessFs`).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Rules {
+        pub handled: u64,
+        pub rules: Vec<(String, u64)>,
+    }
+
+    use super::{EXIT_FAILED, EXIT_UNAVAILABLE};
     use crate::capability::Capability;
+    use crate::host::{Host, PathKind};
     use crate::profile::landlock::{never_granted, rights, since_abi, FILE_RIGHTS};
     use crate::profile::FencePlan;
 
@@ -215,17 +275,6 @@ pub mod linux {
         }
     }
 
-    fn abi_enum(v: u32) -> ABI {
-        match v {
-            1 => ABI::V1,
-            2 => ABI::V2,
-            3 => ABI::V3,
-            4 => ABI::V4,
-            5 => ABI::V5,
-            _ => ABI::V6,
-        }
-    }
-
     fn flags(caps: &[Capability], abi: u32, with_never: bool, file_only: bool) -> BitFlags<AccessFs> {
         let mut f = BitFlags::EMPTY;
         for &c in caps {
@@ -243,9 +292,14 @@ pub mod linux {
     /// compiled around: a granted folder holding a shut path is replaced by
     /// its other entries, down to the shut path's parent.
     pub fn expand(plan: &FencePlan) -> Result<Vec<(String, Vec<Capability>)>, String> {
+        expand_listing(plan, &mut Vec::new())
+    }
+
+    /// [`expand`], noting each folder whose entries were listed.
+    fn expand_listing(plan: &FencePlan, listed: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
         let mut out = Vec::new();
         for g in &plan.grants {
-            around(&g.path, &g.except, &g.access, &mut out)?;
+            around(&g.path, &g.except, &g.access, &mut out, listed)?;
             if out.len() > MAX_RULES {
                 return Err(format!("compiling around shut paths made more than {MAX_RULES} rules"));
             }
@@ -253,11 +307,18 @@ pub mod linux {
         Ok(out)
     }
 
-    fn around(root: &str, except: &[String], caps: &[Capability], out: &mut Vec<(String, Vec<Capability>)>) -> Result<(), String> {
+    fn around(
+        root: &str,
+        except: &[String],
+        caps: &[Capability],
+        out: &mut Vec<(String, Vec<Capability>)>,
+        listed: &mut Vec<String>,
+    ) -> Result<(), String> {
         if except.is_empty() {
             out.push((root.to_string(), caps.to_vec()));
             return Ok(());
         }
+        listed.push(root.to_string());
         let Ok(entries) = std::fs::read_dir(root) else { return Ok(()) };
         for entry in entries.flatten() {
             let child = Path::new(root).join(entry.file_name()).to_string_lossy().into_owned();
@@ -270,7 +331,7 @@ pub mod linux {
                 continue;
             }
             let inside: Vec<String> = except.iter().filter(|x| crate::paths::within(x, &child)).cloned().collect();
-            around(&child, &inside, caps, out)?;
+            around(&child, &inside, caps, out, listed)?;
         }
         Ok(())
     }
@@ -317,36 +378,114 @@ pub mod linux {
             .collect()
     }
 
-    pub fn restrict(plan: &FencePlan) -> Result<(), (u8, String)> {
-        let abi = landlock_abi();
-        if abi == 0 {
-            return Err((EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run".into()));
-        }
+    /// The Landlock rights a plan handles and the rules it needs on this
+    /// kernel, in the kernel's terms (what [`apply`] sends): a rule on a
+    /// file carries only a file's rights, and a path that is not there gets
+    /// none. `listed` gets every folder whose entries were read to compile
+    /// around shut paths.
+    pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<String>) -> Result<Rules, String> {
         let handled = flags(&plan.handled, abi, true, false);
-        let rules = expand(plan).map_err(|e| (EXIT_FAILED, e))?;
-        let mut created = Ruleset::default()
+        let file_rights = flags(&Capability::ALL, abi, true, true);
+        let rules = expand_listing(plan, listed)?
+            .into_iter()
+            .filter_map(|(path, caps)| {
+                let access = flags(&caps, abi, false, false) & handled;
+                match host.kind(&path) {
+                    PathKind::Missing => None,
+                    PathKind::File => Some((path, access & file_rights)),
+                    PathKind::Dir => Some((path, access)),
+                }
+            })
+            .collect();
+        Ok(Rules { handled: handled.bits(), rules: prune(rules).into_iter().map(|(p, a)| (p, a.bits())).collect() })
+    }
+
+    /// Open a rule's path for Landlock without following any symlink on the
+    /// way: rule paths are real paths, so a link found there now was put
+    /// there since, and gets no rule (the grant is not carried to its
+    /// target).
+    fn open_real(path: &str) -> std::io::Result<OwnedFd> {
+        let c = CString::new(path).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        // SAFETY: open_how is plain integers; all-zero is its empty value.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+        how.resolve = libc::RESOLVE_NO_SYMLINKS;
+        // SAFETY: a NUL-terminated path and an open_how of the size passed.
+        let fd = unsafe {
+            libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c.as_ptr(), &how as *const libc::open_how, std::mem::size_of::<libc::open_how>())
+        };
+        if fd >= 0 {
+            // SAFETY: a new descriptor, owned here.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(err);
+        }
+        // No openat2 (filtered out): at least the last component.
+        // SAFETY: as above.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// `struct landlock_path_beneath_attr` of the kernel's UAPI.
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+    /// Set no_new_privs and restrict this process (and all it starts) to
+    /// the ruleset. The crate creates and enforces the ruleset; rules are
+    /// added with the system call itself, since [`ruleset`] already fitted
+    /// each rule's rights to what is at its path (the crate would `fstat`
+    /// every rule again to do that, a third of what applying costs).
+    pub fn apply(set: &Rules) -> Result<(), (u8, String)> {
+        let handled = BitFlags::<AccessFs>::from_bits_truncate(set.handled);
+        let created = Ruleset::default()
             .handle_access(handled)
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
-        let rules: Vec<(String, BitFlags<AccessFs>)> =
-            rules.into_iter().map(|(path, caps)| (path, flags(&caps, abi, false, false) & handled)).collect();
+        let ruleset_fd: Option<OwnedFd> = created
+            .try_clone()
+            .map_err(|e| (EXIT_FAILED, format!("cannot use the Landlock ruleset: {e}; nothing was run")))?
+            .into();
+        let Some(ruleset_fd) = ruleset_fd else {
+            return Err((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()));
+        };
         // Descriptors opened for rules close at exec (O_CLOEXEC): closing
         // them one by one first only costs system calls.
-        let mut kept: Vec<PathFd> = Vec::new();
-        for (path, access) in prune(rules) {
-            // A path that is gone now simply gets no rule. The crate looks
-            // at what the descriptor is and keeps only a file's rights for
-            // a file (one fstat; no separate stat of ours).
-            let Ok(fd) = PathFd::new(&path) else { continue };
-            created = created
-                .add_rule(PathBeneath::new(&fd, access))
-                .map_err(|e| (EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")))?;
+        let mut kept: Vec<OwnedFd> = Vec::new();
+        for (path, access) in &set.rules {
+            // A path that is gone (or is a symlink) now simply gets no rule.
+            let Ok(fd) = open_real(path) else { continue };
+            let attr = PathBeneathAttr { allowed_access: access & set.handled, parent_fd: fd.as_raw_fd() };
+            // SAFETY: a ruleset descriptor, a rule type the kernel knows and
+            // a pointer to its attribute struct, live for the call.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset_fd.as_raw_fd(),
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                )
+            };
+            if r != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err((EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")));
+            }
             if kept.len() < KEEP_OPEN {
                 kept.push(fd);
             }
         }
         std::mem::forget(kept);
-        let _ = abi_enum(abi);
+        std::mem::forget(ruleset_fd);
         let status = created
             .restrict_self()
             .map_err(|e| (EXIT_FAILED, format!("cannot apply the Landlock ruleset: {e}; nothing was run")))?;

@@ -77,6 +77,13 @@ fn full() -> Enforce {
     Enforce::Full
 }
 
+impl ProfileRequest {
+    /// Whether this profile puts up any fence at all.
+    pub fn fences(&self) -> bool {
+        self.mode != Mode::DangerFullAccess && self.enforce != Enforce::Off
+    }
+}
+
 /// One root the kernel opens for some capabilities, minus what must stay shut.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,7 +113,7 @@ pub struct FencePlan {
 pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     let memo = Memo::new(host);
     let host: &dyn Host = &memo;
-    if req.mode == Mode::DangerFullAccess || req.enforce == Enforce::Off {
+    if !req.fences() {
         return FencePlan { enforce: Enforce::Off, handled: Vec::new(), grants: Vec::new(), notes: Vec::new() };
     }
     let policy = Policy::new(
@@ -220,10 +227,13 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     }
 
     // Devices every program writes to; reserved for rules, fixed here.
+    // Landlock rules are opened by real path with no symlink followed
+    // (`/dev/ptmx` is a link into `/dev/pts` in some containers).
     for d in baseline::DEVICE_STREAMS {
+        let d = if linux { host.canonical(d) } else { d.to_string() };
         for cap in [Capability::Read, Capability::Write] {
             if handled.contains(&cap) {
-                push(d.to_string(), cap, Vec::new());
+                push(d.clone(), cap, Vec::new());
             }
         }
     }

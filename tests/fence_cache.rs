@@ -1,0 +1,48 @@
+//! The kept-fence file: what is written reads back the same, and anything
+//! cut short or malformed reads as no fence (the runner then compiles).
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeMap;
+
+use dsh_allow::fence_cache::{parse, render, Entry, Seen};
+use dsh_allow::runner::linux::Rules;
+
+fn entry() -> Entry {
+    let mut folders = BTreeMap::new();
+    folders.insert("/".to_string(), Seen { dev: 1, ino: 2, mtime_ns: 1_700_000_000_123_456_789, ctime_ns: 1_700_000_000_223_456_789 });
+    folders.insert("/home/me/a folder".to_string(), Seen { dev: 1, ino: 99, mtime_ns: 5, ctime_ns: 6 });
+    Entry {
+        key: r#"abi=7 exe=1:2:3.4:5 {"workspace":"/home/me/w"}"#.to_string(),
+        folders,
+        rules: Rules { handled: 32767, rules: vec![("/usr".into(), 8197), ("/home/me/w/with space".into(), 32767)] },
+    }
+}
+
+#[test]
+fn a_kept_fence_reads_back_as_written() {
+    let e = entry();
+    assert_eq!(parse(&render(&e).unwrap()), Some(e));
+}
+
+#[test]
+fn a_kept_fence_cut_short_or_malformed_reads_as_none() {
+    let text = render(&entry()).unwrap();
+    // Every proper prefix lacks the closing line.
+    for cut in 0..text.len() - 1 {
+        assert_eq!(parse(&text[..cut]), None, "cut at {cut}");
+    }
+    for (from, to) in [("dsh-allow fence 1", "dsh-allow fence 2"), ("rule 8197", "rule x8197"), ("handled ", "handled -"), ("folder 1 99", "folder 1 z9")] {
+        assert_eq!(parse(&text.replacen(from, to, 1)), None, "{from} → {to}");
+    }
+    assert_eq!(parse(&text.replacen("rule 8197 /usr\n", "rule 8197 /usr\nsomething else\n", 1)), None);
+}
+
+#[test]
+fn a_fence_with_a_line_break_in_a_path_is_not_kept() {
+    let mut e = entry();
+    e.rules.rules.push(("/home/me/w/odd\nname".into(), 1));
+    assert_eq!(render(&e), None);
+    let mut e = entry();
+    e.folders.insert("/x\ny".into(), Seen { dev: 0, ino: 0, mtime_ns: 0, ctime_ns: 0 });
+    assert_eq!(render(&e), None);
+}

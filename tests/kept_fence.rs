@@ -1,0 +1,174 @@
+//! Kept fences (`dsh-allow run --fence-cache`): a fence is reused only while
+//! nothing it was compiled from has changed, and stays out of the fenced
+//! command's reach. Real processes under the real kernel, as in kernel.rs;
+//! these tests run one at a time, since a tree made by another test changes
+//! the folder every tree sits in (and so, rightly, every kept fence).
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/tree.rs"]
+mod tree;
+
+use serde_json::{json, Value};
+use tree::{rule, Tree, BIN};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A tree whose folders have been still for over a second, with the fence
+/// cache folder made up front (making it changes `home/.dsh`), and a profile
+/// that protects it.
+fn settled(name: &str) -> Option<(MutexGuard<'static, ()>, Tree, Value, String)> {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Tree::new(name)?;
+    let cache = t.p("home/.dsh/dsh-allow-fence");
+    fs::create_dir(&cache).unwrap();
+    let mut profile = t.profile(json!([]));
+    profile["protectedFiles"].as_array_mut().unwrap().push(json!(cache));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    Some((turn, t, profile, cache))
+}
+
+trait Kept {
+    fn run_kept(&self, profile: &Value, cache: &str, script: &str) -> (String, bool);
+}
+
+impl Kept for Tree {
+    /// Like `run`, keeping fences in `cache`; returns the runner's report
+    /// line ("reused", "compiled, kept", …) and whether the script succeeded.
+    fn run_kept(&self, profile: &Value, cache: &str, script: &str) -> (String, bool) {
+        let out = Command::new(BIN)
+            .args(["run", "--profile-json", &profile.to_string(), "--fence-cache", cache, "--report-fence"])
+            .args(["--", "/bin/sh", "-c", script])
+            .current_dir(self.base.join("ws"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", self.base.join("home"))
+            .output()
+            .expect("the runner starts");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report = stderr.lines().find_map(|l| l.strip_prefix("dsh-allow fence: ")).unwrap_or("(no report)").to_string();
+        (report, out.status.success())
+    }
+}
+
+fn kept_files(cache: &str) -> Vec<PathBuf> {
+    fs::read_dir(cache).unwrap().map(|e| e.unwrap().path()).collect()
+}
+
+#[test]
+fn a_kept_fence_is_reused_while_nothing_it_was_compiled_from_changes_and_fences_the_same() {
+    let Some((_turn, t, profile, cache)) = settled("kept-reuse") else { return };
+    let secret = t.p("home/secret.txt");
+    let (first, _) = t.run_kept(&profile, &cache, "true");
+    assert_eq!(first, "compiled, kept");
+    assert_eq!(kept_files(&cache).len(), 1);
+    for _ in 0..2 {
+        let (how, ok) = t.run_kept(&profile, &cache, "echo more >> src/main.rs && : > src/new.rs");
+        assert_eq!((how.as_str(), ok), ("reused", true), "writing and creating in the workspace");
+        assert_eq!(t.run_kept(&profile, &cache, "rm src/main.rs"), ("reused".into(), false), "delete in the workspace");
+        assert_eq!(t.run_kept(&profile, &cache, &format!("cat {secret}")), ("reused".into(), false), "a read under home");
+        assert_eq!(t.run_kept(&profile, &cache, "python3 -c 'import os; os.remove(\"src/main.rs\")'"), ("reused".into(), false));
+    }
+    assert!(t.base.join("ws/src/main.rs").exists());
+    // Another profile (a rule added) is another fence.
+    let mut granted = profile.clone();
+    granted["rules"] = json!([rule(&t.p("ws"), true, &["delete"])]);
+    let (how, ok) = t.run_kept(&granted, &cache, "rm src/new.rs");
+    assert_eq!((how.as_str(), ok), ("compiled, kept", true));
+    assert!(!t.run_kept(&profile, &cache, "rm src/main.rs").1, "the first profile's fence still has no delete");
+}
+
+#[test]
+fn a_folder_the_fence_depends_on_changing_makes_it_compile_afresh() {
+    let Some((_turn, t, profile, cache)) = settled("kept-change") else { return };
+    fs::write(t.base.join("outside/build/keep.txt"), "keep\n").unwrap();
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    // The workspace gains a `target` (tool state: delete inside it)…
+    fs::create_dir(t.base.join("ws/target")).unwrap();
+    fs::write(t.base.join("ws/target/old.o"), "o").unwrap();
+    let (how, ok) = t.run_kept(&profile, &cache, "rm target/old.o");
+    assert_eq!((how.starts_with("compiled"), ok), (true, true), "the new `target` got its grant: {how}");
+    // …which is then swapped for a link to a folder outside: the fence kept
+    // for the real folder is not reused, and no delete reaches outside.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "reused");
+    fs::remove_dir_all(t.base.join("ws/target")).unwrap();
+    std::os::unix::fs::symlink(t.base.join("outside/build"), t.base.join("ws/target")).unwrap();
+    let (how, ok) = t.run_kept(&profile, &cache, "rm target/keep.txt");
+    assert!(how.starts_with("compiled"), "a fence kept before the swap was reused: {how}");
+    assert!(!ok && t.base.join("outside/build/keep.txt").exists(), "delete reached outside through the swapped `target`");
+}
+
+#[test]
+fn a_fence_compiled_within_a_second_of_a_change_is_not_kept() {
+    let Some((_turn, t, profile, cache)) = settled("kept-racy") else { return };
+    fs::write(t.base.join("ws/just-made.txt"), "x").unwrap();
+    let (how, ok) = t.run_kept(&profile, &cache, "true");
+    assert!(ok && how.starts_with("compiled, not kept:") && how.contains("changed less than a second before"), "{how}");
+    assert!(kept_files(&cache).is_empty());
+}
+
+#[test]
+fn a_damaged_kept_fence_is_compiled_afresh() {
+    let Some((_turn, t, profile, cache)) = settled("kept-damaged") else { return };
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    let file = kept_files(&cache).remove(0);
+    let text = fs::read_to_string(&file).unwrap();
+    // Cut short (no `end`), then a rule line widened to everything: neither is used.
+    fs::write(&file, &text[..text.len() / 2]).unwrap();
+    assert_eq!(t.run_kept(&profile, &cache, "rm src/main.rs"), ("compiled, kept".into(), false));
+    let forged: String = text.lines().map(|l| if l.starts_with("rule ") { "rule 32767 /".to_string() } else { l.to_string() }).collect::<Vec<_>>().join("\n") + "\n";
+    fs::write(&file, forged).unwrap();
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    assert_eq!(t.run_kept(&profile, &cache, "rm src/main.rs"), ("compiled, kept".into(), false), "a fence others may write is not used");
+    assert!(t.base.join("ws/src/main.rs").exists());
+}
+
+#[test]
+fn the_kept_fences_are_out_of_reach_of_the_fenced_command() {
+    let Some((_turn, t, mut profile, cache)) = settled("kept-reach") else { return };
+    // Even with a rule opening everything in the folder that holds them.
+    profile["rules"] = json!([rule(&t.p("home/.dsh"), true, &["write", "create", "delete"])]);
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    let file = kept_files(&cache).remove(0);
+    let before = fs::read_to_string(&file).unwrap();
+    let f = file.to_string_lossy();
+    for script in [
+        format!("echo 'rule 32767 /' >> {f}"),
+        format!("echo x > {f}"),
+        format!("rm -f {f}"),
+        format!("mv {f} {f}.moved"),
+        format!("echo x > {cache}/fence-99"),
+        format!("ln -s /tmp {cache}/fence-98"),
+        format!("mv {cache} {cache}.moved"),
+        format!("rm -rf {cache}"),
+        format!("python3 -c 'open(\"{f}\", \"a\").write(\"rule 32767 /\\n\")'"),
+    ] {
+        let (how, ok) = t.run_kept(&profile, &cache, &script);
+        assert!(!ok, "the kept fence was writable with: {script} ({how})");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), before, "a kept fence changed");
+    assert_eq!(kept_files(&cache), vec![file]);
+}
+
+#[test]
+fn a_fence_cache_the_profile_does_not_protect_is_refused_and_nothing_runs() {
+    let Some(t) = Tree::new("kept-unprotected") else { return };
+    let marker = t.base.join("ws/marker");
+    let cache = t.p("ws/.fences");
+    let out = Command::new(BIN)
+        .args(["run", "--profile-json", &t.profile(json!([])).to_string(), "--fence-cache", &cache])
+        .args(["--", "/bin/sh", "-c", &format!("touch {}", marker.display())])
+        .current_dir(t.base.join("ws"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not one of the profile's protected paths"));
+    assert!(!marker.exists() && !t.base.join("ws/.fences").exists());
+}
