@@ -5,13 +5,13 @@
 //!   dsh-allow run --profile-json '<json>' -- argv…   (Linux: run argv under the Landlock fence)
 
 use std::io::Read;
-use std::process::ExitCode;
 
 use crate::api::{DecideRequest, Mode, Platform};
 use crate::capability::Capability;
 use crate::fs_host::FsHost;
 
-pub fn main() -> ExitCode {
+/// Runs the command line; the process's exit status.
+pub fn main() -> u8 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("decide") => cmd_decide(),
@@ -21,11 +21,11 @@ pub fn main() -> ExitCode {
         Some("status") => cmd_status(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{}", USAGE);
-            ExitCode::SUCCESS
+            0
         }
         Some(other) => {
             eprintln!("dsh-allow: unknown command {other:?}\n{USAGE}");
-            ExitCode::from(2)
+            2
         }
     }
 }
@@ -35,29 +35,29 @@ const USAGE: &str = "usage:
   dsh-allow explain '<command>' [--cwd DIR] [--workspace DIR] [--home DIR] [--harness-home DIR]
                     [--rules FILE] [--mode read-only|workspace-write|danger-full-access]
                     [--platform linux|macos] [--fence read,write,create,delete,execute]
-  dsh-allow run --profile-json JSON [--enforce TIER] -- PROGRAM [ARGS…]
+  dsh-allow run --profile-json JSON [--enforce TIER] [--fence-cache DIR] [--report-fence] -- PROGRAM [ARGS…]
   dsh-allow profile --profile-json JSON [--format plan|sbpl|landlock]
   dsh-allow status --profile-json JSON      what the kernel enforces here, probed for real";
 
-fn cmd_decide() -> ExitCode {
+fn cmd_decide() -> u8 {
     let mut input = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         eprintln!("dsh-allow decide: cannot read stdin: {e}");
-        return ExitCode::from(2);
+        return 2;
     }
     let req: DecideRequest = match serde_json::from_str(&input) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("dsh-allow decide: the request is not valid: {e}");
-            return ExitCode::from(2);
+            return 2;
         }
     };
     let decision = crate::decide::decide(&req, &FsHost::from_env());
     println!("{}", serde_json::to_string(&decision).expect("decision serializes"));
-    ExitCode::SUCCESS
+    0
 }
 
-fn cmd_explain(args: &[String]) -> ExitCode {
+fn cmd_explain(args: &[String]) -> u8 {
     let mut command = None;
     let cwd_now = std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into());
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
@@ -130,10 +130,10 @@ fn cmd_explain(args: &[String]) -> ExitCode {
     };
     let d = crate::decide::decide(&req, &FsHost::from_env());
     print!("{}", crate::explain::render(&req, &d));
-    ExitCode::SUCCESS
+    0
 }
 
-fn cmd_profile(args: &[String]) -> ExitCode {
+fn cmd_profile(args: &[String]) -> u8 {
     let req = match crate::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
@@ -162,10 +162,10 @@ fn cmd_profile(args: &[String]) -> ExitCode {
         Some("plan") | None => println!("{}", serde_json::to_string_pretty(&plan).expect("plan serializes")),
         Some(f) => return usage_error(&format!("--format: plan, sbpl or landlock, got {f:?}")),
     }
-    ExitCode::SUCCESS
+    0
 }
 
-fn cmd_status(args: &[String]) -> ExitCode {
+fn cmd_status(args: &[String]) -> u8 {
     let req = match crate::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
@@ -186,11 +186,11 @@ fn cmd_status(args: &[String]) -> ExitCode {
         }
     }
     println!("{}", serde_json::to_string_pretty(&status).expect("status serializes"));
-    ExitCode::SUCCESS
+    0
 }
 
-fn usage_error(msg: &str) -> ExitCode {
+fn usage_error(msg: &str) -> u8 {
     eprintln!("dsh-allow: {msg}\n{USAGE}");
-    ExitCode::from(2)
+    2
 }
 

@@ -5,7 +5,6 @@
 //! set no_new_privs, restrict, exec. If the ruleset cannot be applied,
 //! nothing of the command runs.
 
-use std::process::ExitCode;
 
 use crate::fs_host::FsHost;
 use crate::profile::{self, FencePlan, ProfileRequest};
@@ -18,7 +17,7 @@ pub const EXIT_UNAVAILABLE: u8 = 122;
 /// runner failure from the command's own output.
 pub const PREFIX: &str = "dsh-allow run: ";
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String]) -> u8 {
     let Some(sep) = args.iter().position(|a| a == "--") else {
         return fail(
             EXIT_FAILED,
@@ -203,17 +202,17 @@ pub fn read_request(opts: &[String]) -> Result<ProfileRequest, String> {
     Ok(req)
 }
 
-fn fail(code: u8, msg: &str) -> ExitCode {
+fn fail(code: u8, msg: &str) -> u8 {
     eprintln!("{PREFIX}{msg}");
-    ExitCode::from(code)
+    code
 }
 
 #[cfg(unix)]
-fn exec(argv: &[String]) -> ExitCode {
+fn exec(argv: &[String]) -> u8 {
     use std::os::unix::process::CommandExt;
     let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
     eprintln!("{PREFIX}cannot start {}: {err}", argv[0]);
-    ExitCode::from(127)
+    127
 }
 
 /// The Landlock ABI this kernel speaks (0: none).

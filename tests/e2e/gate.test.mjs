@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { approvals, cleanup, makeWorld, missingPrerequisite, results, runDsh, runnerWorks, sessionEvents } from './harness.mjs'
 
@@ -240,6 +240,32 @@ describe('dsh-allow with the Landlock runner', { skip: missing ?? (kernel ? fals
     assert.equal(existsSync(join(world.ws, 'build', 'x')), true)
     // The denial comes back as guidance naming the path and how to ask for it.
     assert.match(r.text, /dsh-allow: the kernel fence refused .*build\/x.*Do not work around it/s, JSON.stringify(r))
+  })
+
+  test('compiled fences are kept in $DSH_HOME/dsh-allow-fence, which no tool may write', async () => {
+    const cache = join(world.dshHome, 'dsh-allow-fence')
+    // A fence is kept once the folders it depends on have been still for a
+    // second (the first decision creates the audit log in $DSH_HOME).
+    const run = await runDsh(world, {
+      script: [
+        bash('sleep 1.5'),
+        bash('true'),
+        bash(`echo 'rule 32767 /' > ${join(cache, 'fence-00')}`),
+        { tool: 'write', arguments: { file_path: join(cache, 'fence-01'), content: 'rule 32767 /' } },
+      ],
+      answers: ['once', 'once'],
+    })
+    const r = results(run)
+    assert.equal(r.length, 4, run.stdout + run.stderr)
+    assert.equal(r[1].isError, false, JSON.stringify(r[1]))
+    const kept = existsSync(cache) ? readdirSync(cache) : []
+    assert.ok(kept.some((f) => /^fence-\d\d$/.test(f)), `no fence kept in ${cache}: ${kept}`)
+    for (const x of r.slice(2)) {
+      assert.equal(x.isError, true, JSON.stringify(x))
+      assert.match(x.text, /dsh-allow: refused/)
+    }
+    assert.equal(approvals(run).length, 0, 'a protected path is refused, never asked')
+    for (const f of readdirSync(cache)) assert.doesNotMatch(readFileSync(join(cache, f), 'utf8'), /^rule 32767 \/$/m)
   })
 
   test('the SSH key is refused by the kernel even when run with a grant elsewhere', async () => {
