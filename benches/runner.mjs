@@ -2,8 +2,8 @@
 // with the default workspace profile (a real Landlock ruleset on Linux).
 // Run after `bash scripts/build.sh`:  node benches/runner.mjs [rounds] [runner]
 //
-// Bare and fenced runs alternate so drift on a shared machine hits both; the
-// figure is the difference of the medians.
+// Bare and fenced runs are interleaved so drift on a shared machine hits all
+// of them; the figure is the difference of the medians.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -63,7 +63,19 @@ try {
   const kept = variants['run, full fence, kept'];
   const report = spawnSync(kept[0], [...kept.slice(1, -2), '--report-fence', ...kept.slice(-2)], { cwd: ws, encoding: 'utf8' });
   if (!report.stderr.includes('dsh-allow fence: reused')) throw new Error(`the kept fence is not reused: ${report.stderr}`);
-  for (let i = 0; i < rounds; i++) for (const [k, argv] of Object.entries(variants)) samples[k].push(once(argv));
+  // Each round runs the variants in a fresh random order: work a run leaves
+  // behind (a fenced process frees its Landlock domain from a kernel work
+  // queue) must not always land on the same neighbour.
+  const order = Object.keys(variants);
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let i = 0; i < rounds; i++) {
+    for (let j = order.length - 1; j > 0; j--) {
+      const k = Math.floor(random() * (j + 1));
+      [order[j], order[k]] = [order[k], order[j]];
+    }
+    for (const k of order) samples[k].push(once(variants[k]));
+  }
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
 }
