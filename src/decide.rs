@@ -28,6 +28,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         rules: &req.rules,
         grants: &req.grants,
         protected_files: &req.protected_files,
+        kernel_only: false,
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
     let key = serde_json::to_string(&(

@@ -108,6 +108,12 @@ pub struct PolicyInput<'a> {
     pub rules: &'a [Rule],
     pub grants: &'a [Rule],
     pub protected_files: &'a [String],
+    /// Only the baseline entries the kernel fence carries (compiling the
+    /// fence). The others (`.git/hooks`, `.git/config`) lie inside a root
+    /// the kernel gets whole and cover no other root, so the fence does not
+    /// depend on them; preparing them would look inside `.git`, which git
+    /// changes on nearly every call (and a kept fence would never be reused).
+    pub kernel_only: bool,
 }
 
 impl Policy {
@@ -137,6 +143,9 @@ impl Policy {
         let mut base = Vec::new();
         let mut kernel = Vec::new();
         for entry in baseline::baseline(input.platform) {
+            if input.kernel_only && !entry.kernel {
+                continue;
+            }
             let (root, label) = match entry.root {
                 Root::Abs(p) => (p.to_string(), if baseline::temp_dirs(input.platform).contains(&p) { "temp directory" } else { "system path" }),
                 Root::Home(p) => (format!("{home}/{p}"), "user toolchain or config"),

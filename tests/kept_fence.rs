@@ -106,6 +106,23 @@ fn a_folder_the_fence_depends_on_changing_makes_it_compile_afresh() {
 }
 
 #[test]
+fn what_git_does_inside_its_own_folder_does_not_make_the_fence_compile_again() {
+    let Some((_turn, t, profile, cache)) = settled("kept-git") else { return };
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    // Settle the workspace after the first run (its `.git`? none yet).
+    let git = t.base.join("ws/.git");
+    fs::create_dir(&git).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    // A lock file made and renamed over the index, as `git add` does.
+    let (how, ok) = t.run_kept(&profile, &cache, "echo x > .git/index.lock && mv .git/index.lock .git/index && rm .git/index");
+    assert_eq!((how.as_str(), ok), ("reused", true));
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "reused", "a change inside .git made the fence compile again");
+    fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "reused");
+}
+
+#[test]
 fn a_fence_compiled_within_a_second_of_a_change_is_not_kept() {
     let Some((_turn, t, profile, cache)) = settled("kept-racy") else { return };
     fs::write(t.base.join("ws/just-made.txt"), "x").unwrap();

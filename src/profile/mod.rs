@@ -126,6 +126,7 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
             rules: &req.rules,
             grants: &req.grants,
             protected_files: &req.protected_files,
+            kernel_only: true,
         },
         host,
     );
