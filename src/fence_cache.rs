@@ -126,12 +126,14 @@ pub fn parse(text: &str) -> Option<Entry> {
 /// What a fence is compiled from besides the file system: the profile, the
 /// kernel's Landlock ABI and this very binary (a rebuilt runner compiles
 /// afresh).
-pub fn key(req: &ProfileRequest, abi: u32) -> String {
-    let exe = std::fs::metadata("/proc/self/exe")
-        .map(|m| format!("{}:{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.size()))
-        .unwrap_or_default();
+/// The binary is known by version and by file identity with its ctime
+/// (npm packs every file with one fixed mtime, and a process cannot set a
+/// ctime); `None` when that identity cannot be read (nothing is then kept).
+pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
+    let m = std::fs::metadata("/proc/self/exe").ok()?;
+    let exe = format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size());
     let profile = serde_json::to_string(req).expect("a profile serializes");
-    format!("abi={abi} exe={exe} {profile}")
+    Some(format!("version={} abi={abi} exe={exe} {profile}", env!("CARGO_PKG_VERSION")))
 }
 
 /// Whether a compiled fence was kept, and why not (for `--report-fence`).
@@ -149,10 +151,10 @@ impl Cache {
     /// The cache in `dir`, which the profile must protect: otherwise the
     /// fenced command could write the fence its next call runs under.
     pub fn new(dir: &str, req: &ProfileRequest) -> Result<Cache, String> {
-        let dir = paths::normalize(dir);
         if !dir.starts_with('/') {
             return Err(format!("--fence-cache needs an absolute folder, got {dir:?}"));
         }
+        let dir = paths::normalize(dir);
         if !req.protected_files.iter().any(|p| paths::normalize(p) == dir) {
             return Err(format!(
                 "--fence-cache {dir} is not one of the profile's protected paths; a fence kept where the command may write could be forged"
@@ -172,11 +174,9 @@ impl Cache {
 
     /// The fence kept for `key`, if every folder it depends on is unchanged.
     pub fn reuse(&self, key: &str) -> Option<Rules> {
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(self.slot(key))
-            .ok()?;
+        // No symlink anywhere on the way: the profile protects the folder
+        // by its real path, so a link in the spelling could lead elsewhere.
+        let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
         let m = f.metadata().ok()?;
         // Ours alone: owned by us and written by nobody else.
         // SAFETY: geteuid has no preconditions.
@@ -197,7 +197,9 @@ impl Cache {
             }
         }
         let e = parse(std::str::from_utf8(&buf[..n]).ok()?)?;
-        if e.key != key {
+        // Every walk looks in `/`: an entry without it was not written by a
+        // compile, and would never go stale.
+        if e.key != key || !e.folders.contains_key("/") {
             return None;
         }
         e.folders.iter().all(|(path, seen)| Seen::now(path).as_ref() == Some(seen)).then_some(e.rules)
@@ -212,6 +214,10 @@ impl Cache {
         };
         let mut seen = BTreeMap::new();
         for path in folders {
+            // These change entries without changing their folders' times.
+            if ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v)) {
+                return Outcome::NotKept(format!("{path} does not show changes in its times"));
+            }
             let Some(s) = Seen::now(path) else {
                 return Outcome::NotKept(format!("{path} is no longer a folder"));
             };
@@ -249,4 +255,25 @@ impl Cache {
         }
         written
     }
+}
+
+/// Open `path` read-only with no symlink followed on the way (openat2
+/// `RESOLVE_NO_SYMLINKS`; where openat2 is filtered out, nothing is opened).
+fn open_no_symlinks(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: open_how is plain integers; all-zero is its empty value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: a NUL-terminated path and an open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c.as_ptr(), &how as *const libc::open_how, std::mem::size_of::<libc::open_how>())
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, owned here.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }

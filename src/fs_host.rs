@@ -50,8 +50,13 @@ impl FsHost {
         if let Some(known) = self.resolved.borrow().get(&here) {
             return known.clone().ok_or(here);
         }
-        self.looked_in.borrow_mut().insert(dir.to_string());
-        let real = match std::fs::symlink_metadata(&here) {
+        let seen = std::fs::symlink_metadata(&here);
+        // `dir` is a file (a worktree's `.git`): it has no entries to change;
+        // swapping it for a folder changes its own parent, recorded already.
+        if !matches!(&seen, Err(e) if e.kind() == std::io::ErrorKind::NotADirectory) {
+            self.looked_in.borrow_mut().insert(dir.to_string());
+        }
+        let real = match seen {
             Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
                 *links += 1;
                 match std::fs::read_link(&here) {

@@ -70,7 +70,7 @@ pub fn main(args: &[String]) -> u8 {
 #[cfg(target_os = "linux")]
 fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence_cache::Cache>) -> Result<(linux::Rules, String), String> {
     use crate::fence_cache::{key, Outcome};
-    let key = cache.map(|_| key(req, abi));
+    let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(rules) = cache.reuse(key) {
             return Ok((rules, "reused".into()));
@@ -89,6 +89,7 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence_cache::Cach
             Outcome::Kept => "compiled, kept".to_string(),
             Outcome::NotKept(why) => format!("compiled, not kept: {why}"),
         },
+        (Some(_), None) => "compiled, not kept: this runner's own file cannot be identified".to_string(),
         _ => "compiled".to_string(),
     };
     Ok((rules, how))
@@ -461,8 +462,14 @@ pub mod linux {
         // them one by one first only costs system calls.
         let mut kept: Vec<OwnedFd> = Vec::new();
         for (path, access) in &set.rules {
-            // A path that is gone (or is a symlink) now simply gets no rule.
-            let Ok(fd) = open_real(path) else { continue };
+            // A path that is gone, is a link now, or is not ours to reach
+            // simply gets no rule; any other failure (out of descriptors, a
+            // filter refusing the call) is not taken for that.
+            let fd = match open_real(path) {
+                Ok(fd) => fd,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => continue,
+                Err(e) => return Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
+            };
             let attr = PathBeneathAttr { allowed_access: access & set.handled, parent_fd: fd.as_raw_fd() };
             // SAFETY: a ruleset descriptor, a rule type the kernel knows and
             // a pointer to its attribute struct, live for the call.

@@ -123,6 +123,33 @@ fn what_git_does_inside_its_own_folder_does_not_make_the_fence_compile_again() {
 }
 
 #[test]
+fn a_fence_is_kept_where_a_path_it_walks_passes_through_a_file() {
+    let Some((_turn, t, profile, cache)) = settled("kept-worktree") else { return };
+    // A git worktree's `.git` is a file; `~/.config` holds credential stores.
+    fs::write(t.base.join("ws/.git"), "gitdir: /elsewhere/.git/worktrees/ws\n").unwrap();
+    fs::write(t.base.join("home/.config"), "").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "reused");
+}
+
+#[test]
+fn a_kept_fence_reached_through_a_symlink_is_not_used() {
+    let Some((_turn, t, profile, cache)) = settled("kept-link") else { return };
+    assert_eq!(t.run_kept(&profile, &cache, "true").0, "compiled, kept");
+    // The same folder by another spelling (protected as spelled, too).
+    let link = t.p("home/fences-link");
+    std::os::unix::fs::symlink(&cache, &link).unwrap();
+    let mut by_link = profile.clone();
+    by_link["protectedFiles"].as_array_mut().unwrap().push(json!(link));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let first = t.run_kept(&by_link, &link, "true").0;
+    assert!(first.starts_with("compiled"), "{first}");
+    let again = t.run_kept(&by_link, &link, "true").0;
+    assert!(again.starts_with("compiled"), "a fence read through a symlink was used: {again}");
+}
+
+#[test]
 fn a_fence_compiled_within_a_second_of_a_change_is_not_kept() {
     let Some((_turn, t, profile, cache)) = settled("kept-racy") else { return };
     fs::write(t.base.join("ws/just-made.txt"), "x").unwrap();
