@@ -12,10 +12,36 @@ use crate::parse;
 use crate::paths;
 use crate::resolve::{Policy, PolicyInput, Resolution, Spellings, Why};
 
+/// What a prepared policy was built from, compared field by field (cheaper
+/// than serialising the inputs into a key on every call).
+struct PolicyKey {
+    platform: crate::api::Platform,
+    mode: Mode,
+    home: String,
+    workspace: String,
+    harness_home: String,
+    rules: Vec<crate::rules::Rule>,
+    grants: Vec<crate::rules::Rule>,
+    protected_files: Vec<String>,
+}
+
+impl PolicyKey {
+    fn matches(&self, req: &DecideRequest, home: &str) -> bool {
+        self.platform == req.platform
+            && self.mode == req.mode
+            && self.home == home
+            && self.workspace == req.workspace
+            && self.harness_home == req.harness_home
+            && self.rules == req.rules
+            && self.grants == req.grants
+            && self.protected_files == req.protected_files
+    }
+}
+
 thread_local! {
     /// The last prepared policy, reused while its inputs and the host's
     /// generation are unchanged (preparing it asks the host about ~80 roots).
-    static PREPARED: RefCell<Option<(String, u64, Rc<Policy>)>> = const { RefCell::new(None) };
+    static PREPARED: RefCell<Option<(PolicyKey, u64, Rc<Policy>)>> = const { RefCell::new(None) };
 }
 
 fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Policy> {
@@ -31,27 +57,25 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         kernel_only: false,
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
-    let key = serde_json::to_string(&(
-        req.platform,
-        req.mode,
-        home,
-        &req.workspace,
-        &req.harness_home,
-        &req.rules,
-        &req.grants,
-        &req.protected_files,
-    ))
-    .expect("policy inputs serialize");
-    PREPARED.with(|cell| {
-        if let Some((k, g, p)) = cell.borrow().as_ref() {
-            if *g == generation && *k == key {
-                return p.clone();
-            }
-        }
-        let p = Rc::new(Policy::new(&input, host));
-        *cell.borrow_mut() = Some((key, generation, p.clone()));
-        p
-    })
+    let hit = PREPARED.with(|cell| {
+        cell.borrow().as_ref().filter(|(k, g, _)| *g == generation && k.matches(req, home)).map(|(_, _, p)| p.clone())
+    });
+    if let Some(p) = hit {
+        return p;
+    }
+    let p = Rc::new(Policy::new(&input, host));
+    let key = PolicyKey {
+        platform: req.platform,
+        mode: req.mode,
+        home: home.to_string(),
+        workspace: req.workspace.clone(),
+        harness_home: req.harness_home.clone(),
+        rules: req.rules.clone(),
+        grants: req.grants.clone(),
+        protected_files: req.protected_files.clone(),
+    };
+    PREPARED.with(|cell| *cell.borrow_mut() = Some((key, generation, p.clone())));
+    p
 }
 
 thread_local! {
@@ -59,8 +83,18 @@ thread_local! {
     /// nearly every command starts one, and asking the host twice per
     /// command (lookup, then realpath) is most of what a decision costs in
     /// wasm. Paths a command names are still asked afresh.
-    static PROGRAMS: RefCell<(Option<u64>, std::collections::BTreeMap<String, Option<String>>, std::collections::BTreeMap<String, String>)> =
-        RefCell::new((None, Default::default(), Default::default()));
+    static PROGRAMS: RefCell<ProgramCache> = RefCell::new(Default::default());
+}
+
+#[derive(Default)]
+struct ProgramCache {
+    generation: Option<u64>,
+    /// Name → what PATH lookup found.
+    found: std::collections::BTreeMap<String, Option<String>>,
+    /// Everything `found` holds, for a quick "is this a program?".
+    paths: std::collections::BTreeSet<String>,
+    /// Found path → its real path.
+    real: std::collections::BTreeMap<String, String>,
 }
 
 /// A host whose PATH answers (and the real paths of what they found) are
@@ -75,8 +109,8 @@ impl<'a> Programs<'a> {
         let generation = inner.generation();
         PROGRAMS.with(|p| {
             let mut p = p.borrow_mut();
-            if p.0 != generation || generation.is_none() {
-                *p = (generation, Default::default(), Default::default());
+            if p.generation != generation || generation.is_none() {
+                *p = ProgramCache { generation, ..Default::default() };
             }
         });
         Programs { inner, generation }
@@ -85,13 +119,13 @@ impl<'a> Programs<'a> {
 
 impl Host for Programs<'_> {
     fn canonical(&self, path: &str) -> String {
-        if let Some(real) = PROGRAMS.with(|p| p.borrow().2.get(path).cloned()) {
+        if let Some(real) = PROGRAMS.with(|p| p.borrow().real.get(path).cloned()) {
             return real;
         }
         let real = self.inner.canonical(path);
-        let found = self.generation.is_some() && PROGRAMS.with(|p| p.borrow().1.values().any(|f| f.as_deref() == Some(path)));
+        let found = self.generation.is_some() && PROGRAMS.with(|p| p.borrow().paths.contains(path));
         if found {
-            PROGRAMS.with(|p| p.borrow_mut().2.insert(path.to_string(), real.clone()));
+            PROGRAMS.with(|p| p.borrow_mut().real.insert(path.to_string(), real.clone()));
         }
         real
     }
@@ -102,11 +136,17 @@ impl Host for Programs<'_> {
         if self.generation.is_none() {
             return self.inner.which(program);
         }
-        if let Some(found) = PROGRAMS.with(|p| p.borrow().1.get(program).cloned()) {
+        if let Some(found) = PROGRAMS.with(|p| p.borrow().found.get(program).cloned()) {
             return found;
         }
         let found = self.inner.which(program);
-        PROGRAMS.with(|p| p.borrow_mut().1.insert(program.to_string(), found.clone()));
+        PROGRAMS.with(|p| {
+            let mut p = p.borrow_mut();
+            if let Some(f) = &found {
+                p.paths.insert(f.clone());
+            }
+            p.found.insert(program.to_string(), found.clone());
+        });
         found
     }
     fn generation(&self) -> Option<u64> {

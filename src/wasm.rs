@@ -51,6 +51,15 @@ impl JsHost {
         Ok(h)
     }
 
+    /// No host (`undefined`/`null`) means paths as spelled.
+    fn for_value(obj: &JsValue) -> Result<Option<std::rc::Rc<JsHost>>, JsError> {
+        if obj.is_undefined() || obj.is_null() {
+            Ok(None)
+        } else {
+            JsHost::cached(obj).map(Some)
+        }
+    }
+
     fn from(obj: &JsValue) -> Result<JsHost, JsError> {
         let get = |name: &str| -> Result<js_sys::Function, JsError> {
             js_sys::Reflect::get(obj, &JsValue::from_str(name))
@@ -106,11 +115,56 @@ pub fn decide(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
 #[wasm_bindgen(js_name = decideJson)]
 pub fn decide_json(request: &str, host: JsValue) -> Result<String, JsError> {
     let request: DecideRequest = serde_json::from_str(request).map_err(|e| JsError::new(&format!("request: {e}")))?;
-    let decision = if host.is_undefined() || host.is_null() {
-        crate::decide::decide(&request, &LexicalHost)
-    } else {
-        crate::decide::decide(&request, &*JsHost::cached(&host)?)
+    let decision = match JsHost::for_value(&host)? {
+        None => crate::decide::decide(&request, &LexicalHost),
+        Some(h) => crate::decide::decide(&request, &*h),
     };
+    Ok(serde_json::to_string(&decision).expect("decision serializes"))
+}
+
+thread_local! {
+    /// The request context (everything but `command` and `cwd`) last sent to
+    /// `decideIn`: a session sends the same workspace, rules and fence on
+    /// nearly every call, and reading them again is a fifth of a decision.
+    static CONTEXT: std::cell::RefCell<Option<DecideRequest>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `decideIn(command, cwd, contextJson, host?) -> decisionJson`: `decideJson`
+/// with the request split. `contextJson` is the request without `command`
+/// and `cwd`, or `""` for the same context as the last call; the Node
+/// wrapper sends it only when it changed.
+#[wasm_bindgen(js_name = decideIn)]
+pub fn decide_in(command: &str, cwd: &str, context: &str, host: JsValue) -> Result<String, JsError> {
+    let mut request = if context.is_empty() {
+        // Taken out while deciding: a host that called back in would find
+        // no context and get an error rather than a second borrow.
+        CONTEXT.with(|c| c.borrow_mut().take()).ok_or_else(|| JsError::new("decideIn: no request context was sent yet"))?
+    } else {
+        let mut json = serde_json::from_str::<serde_json::Value>(context).map_err(|e| JsError::new(&format!("request: {e}")))?;
+        // The two per-call fields are filled in below; a context carrying
+        // them is a caller mistake that must not shadow the arguments.
+        if let Some(obj) = json.as_object_mut() {
+            if obj.contains_key("command") || obj.contains_key("cwd") {
+                return Err(JsError::new("decideIn: the context must not hold command or cwd"));
+            }
+            obj.insert("command".into(), serde_json::Value::String(String::new()));
+            obj.insert("cwd".into(), serde_json::Value::String(String::new()));
+        }
+        serde_json::from_value(json).map_err(|e| JsError::new(&format!("request: {e}")))?
+    };
+    request.command.clear();
+    request.command.push_str(command);
+    request.cwd.clear();
+    request.cwd.push_str(cwd);
+    let decision = match JsHost::for_value(&host) {
+        Ok(None) => crate::decide::decide(&request, &LexicalHost),
+        Ok(Some(h)) => crate::decide::decide(&request, &*h),
+        Err(e) => {
+            CONTEXT.with(|c| *c.borrow_mut() = Some(request));
+            return Err(e);
+        }
+    };
+    CONTEXT.with(|c| *c.borrow_mut() = Some(request));
     Ok(serde_json::to_string(&decision).expect("decision serializes"))
 }
 

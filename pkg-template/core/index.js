@@ -47,8 +47,15 @@ const MISSING = Symbol('missing');
 function child(dir, name, state) {
   const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
   const st = lstat(here);
-  if (st === undefined) return MISSING;
-  if (!st.isSymbolicLink() || state.links >= MAX_LINKS) return here;
+  if (st === undefined) {
+    state.last = { path: here, kind: 'missing' };
+    return MISSING;
+  }
+  if (!st.isSymbolicLink()) {
+    state.last = { path: here, kind: st.isDirectory() ? 'dir' : 'file' };
+    return here;
+  }
+  if (state.links >= MAX_LINKS) return here;
   state.links += 1;
   let target;
   try {
@@ -100,10 +107,15 @@ function walk(base, rel, state, fresh) {
 /** The real path of `p`: symlinks resolved along the existing part, the part
  * that does not exist (yet) appended as spelled; a dangling link resolves to
  * the path it would create, as the native host answers. */
-function canonical(p) {
+function canonical(p, seen) {
   const g = generation();
   if (folders.generation !== g || folders.epoch !== epoch) folders = { generation: g, epoch, real: new Map() };
-  return walk('/', path.resolve(String(p)), { links: 0 }, true);
+  const state = { links: 0, last: undefined };
+  const real = walk('/', path.resolve(String(p)), state, true);
+  // What the final lookup found is what is at `p` (links followed), when
+  // it was a lookup of the real path itself.
+  if (seen !== undefined && state.last?.path === real) seen.kind = state.last.kind;
+  return real;
 }
 
 /** What is at `p`, following symlinks: 'dir', 'file' (anything else that
@@ -161,9 +173,9 @@ function cachedWhich(name) {
  * real paths can be reused for a generation. Everything else is asked afresh. */
 const SYSTEM = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/lib32/'];
 let canonicalCache = { generation: -1, found: new Map() };
-function cachedCanonical(p) {
+function cachedCanonical(p, seen) {
   p = String(p);
-  if (!SYSTEM.some((root) => p.startsWith(root))) return canonical(p);
+  if (!SYSTEM.some((root) => p.startsWith(root))) return canonical(p, seen);
   const g = generation();
   if (canonicalCache.generation !== g) canonicalCache = { generation: g, found: new Map() };
   let real = canonicalCache.found.get(p);
@@ -174,15 +186,93 @@ function cachedCanonical(p) {
   return real;
 }
 
+/** The answers about `p` within the current decide (see `scope`). */
+function scoped(p) {
+  let entry = scope.get(p);
+  if (entry === undefined) {
+    entry = { real: undefined, kind: undefined };
+    scope.set(p, entry);
+  }
+  if (entry.real === undefined) entry.real = cachedCanonical(p, entry);
+  return entry;
+}
+
+function hostCanonical(p) {
+  return scope === null ? cachedCanonical(p) : scoped(String(p)).real;
+}
+
+function hostKind(p) {
+  if (scope === null) return kind(p);
+  const entry = scoped(String(p));
+  entry.kind ??= kind(p);
+  return entry.kind;
+}
+
 /** The host the core uses by default in Node: the real file system. */
-export const nodeHost = Object.freeze({ canonical: cachedCanonical, kind, which: cachedWhich, generation });
+export const nodeHost = Object.freeze({ canonical: hostCanonical, kind: hostKind, which: cachedWhich, generation });
+
+/** The context (the request without `command` and `cwd`) the core holds,
+ * as JSON read back: a plain copy that later changes to the caller's objects
+ * cannot reach. `undefined`: the core holds none we can vouch for. */
+let sentContext;
+
+/** Whether `value` serialises to the same JSON as `copy` (a JSON-parsed
+ * copy). Anything JSON would transform (toJSON, non-finite numbers,
+ * undefined in arrays) counts as different and is simply sent again. */
+function sameJson(copy, value) {
+  if (value === null || typeof value !== 'object') {
+    return copy === value && (typeof value !== 'number' || Number.isFinite(value));
+  }
+  if (copy === null || typeof copy !== 'object' || typeof value.toJSON === 'function') return false;
+  if (Array.isArray(value)) {
+    if (!Array.isArray(copy) || copy.length !== value.length) return false;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return false;
+      if (!sameJson(copy[i], v)) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(copy)) return false;
+  let n = 0;
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    if (!Object.hasOwn(copy, key) || !sameJson(copy[key], v)) return false;
+    n += 1;
+  }
+  return n === Object.keys(copy).length;
+}
+
+/** One decision's view of the file system: within a decide, the kind of a
+ * path comes from the same lookup as its real path (one system call, one
+ * answer), never from a second look that could disagree. */
+let scope = null;
 
 /**
  * Decide one shell call. `host` defaults to the real file system; pass
  * `null` to take paths as spelled (no symlink resolution, nothing exists).
  */
 export function decide(request, host = nodeHost) {
-  // JSON text crosses the wasm boundary several times faster than a JS object
-  // converted field by field; the answer is the same decision.
-  return JSON.parse(wasm.decideJson(JSON.stringify(request), host));
+  const { command, cwd, ...context } = request ?? {};
+  if (typeof command !== 'string' || typeof cwd !== 'string') {
+    // The whole request through serde, for its field-naming error.
+    return JSON.parse(wasm.decideJson(JSON.stringify(request), host));
+  }
+  // JSON text crosses the wasm boundary several times faster than a JS
+  // object converted field by field, and the context (workspace, rules,
+  // fence…) only when it changed since the last call.
+  const prior = sentContext;
+  const same = prior !== undefined && sameJson(prior, context);
+  const json = same ? '' : JSON.stringify(context);
+  sentContext = undefined; // until the core has taken it
+  const outer = scope;
+  scope = host === nodeHost ? new Map() : null;
+  try {
+    const answer = wasm.decideIn(command, cwd, json, host);
+    sentContext = same ? prior : JSON.parse(json);
+    return JSON.parse(answer);
+  } finally {
+    scope = outer;
+  }
 }

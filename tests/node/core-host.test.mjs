@@ -109,3 +109,70 @@ test('decide defaults to the node:fs host and accepts null for a lexical one', (
   const lexical = core.decide(req, null);
   assert.ok(['allow', 'prompt', 'refuse'].includes(lexical.decision), JSON.stringify(lexical));
 });
+
+test('the request context is sent once, yet a rule added in place to the same array is seen at once', () => {
+  const ws = path.join(tmp, 'real');
+  const rules = [];
+  const req = {
+    command: 'rm file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write', rules,
+    // Earlier tests point PATH elsewhere: programs not found are the fence's.
+    fence: ['read', 'write', 'create', 'delete', 'execute'],
+  };
+  assert.equal(core.decide(req).decision, 'prompt');
+  // The same objects, mutated: a cached context must not hide the new rule.
+  rules.push({ id: 'r1', path: ws, recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-02T00:00:00Z' });
+  const granted = core.decide(req);
+  assert.equal(granted.decision, 'allow', JSON.stringify(granted));
+  assert.equal(granted.effects.find((e) => e.capability === 'delete').ruleId, 'r1');
+  rules[0].access.delete = false;
+  assert.equal(core.decide(req).decision, 'prompt');
+  rules.pop();
+  req.mode = 'read-only';
+  assert.equal(core.decide(req).decision, 'refuse');
+});
+
+test('a bad context is an error naming the field, and the next good call decides afresh', () => {
+  const ws = path.join(tmp, 'real');
+  const good = {
+    command: 'cat file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+    fence: ['read', 'write', 'create', 'delete', 'execute'],
+  };
+  assert.equal(core.decide(good).decision, 'allow');
+  assert.throws(() => core.decide({ ...good, mode: 'yolo' }), /request: .*yolo/);
+  assert.throws(() => core.decide({ ...good, command: 7 }), /request: .*command|invalid type/);
+  // The bad context was not kept: the read-only one below must be sent.
+  assert.equal(core.decide({ ...good, command: 'touch new.txt', mode: 'read-only' }).decision, 'refuse');
+  const back = core.decide({ ...good, command: 'touch new.txt' });
+  assert.equal(back.decision, 'allow', JSON.stringify(back));
+});
+
+test('within one decide, what is at a path comes from the lookup that resolved it', () => {
+  const ws = path.join(tmp, 'real');
+  const seen = [];
+  const spy = Object.freeze({
+    canonical: (p) => (seen.push(['canonical', p]), core.nodeHost.canonical(p)),
+    kind: (p) => (seen.push(['kind', p]), core.nodeHost.kind(p)),
+    which: core.nodeHost.which,
+    generation: core.nodeHost.generation,
+  });
+  // touch asks whether the file exists (write) or not (create).
+  const existing = core.decide({
+    command: 'touch ../link/file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+  });
+  const touch = existing.effects.filter((e) => e.path.endsWith('file.txt'));
+  assert.deepEqual(touch.map((e) => e.capability), ['write'], JSON.stringify(existing));
+  const fresh = core.decide({
+    command: 'touch ../link/brand-new.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+  });
+  assert.ok(fresh.effects.some((e) => e.path.endsWith('brand-new.txt') && e.capability === 'create'), JSON.stringify(fresh));
+  // A spy host is not the node host: no shared lookup, both questions asked.
+  core.decide({
+    command: 'touch ../link/file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+  }, spy);
+  assert.ok(seen.some(([q]) => q === 'kind') && seen.some(([q]) => q === 'canonical'), JSON.stringify(seen));
+});
