@@ -124,11 +124,26 @@ pub struct ParseError(pub String);
 /// that may not exist) is not kept: the answer may change.
 const WALK_CACHE: usize = 256;
 
+/// One walk, shared: a hit hands out the same items without copying them.
+pub type Walked = Result<std::rc::Rc<Vec<Item>>, ParseError>;
+
 #[derive(Default)]
 struct WalkCache {
-    walks: std::collections::BTreeMap<(String, String, String), Result<Vec<Item>, ParseError>>,
+    /// Keyed by `walk_key`: one string, so a lookup builds one key.
+    walks: std::collections::BTreeMap<String, Walked>,
     /// Insertion order, for evicting the oldest.
-    order: std::collections::VecDeque<(String, String, String)>,
+    order: std::collections::VecDeque<String>,
+}
+
+/// The three inputs of a walk in one string; the lengths up front keep
+/// two different triples from spelling the same key.
+fn walk_key(text: &str, cwd: &str, home: &str) -> String {
+    let mut key = String::with_capacity(text.len() + cwd.len() + home.len() + 24);
+    key.push_str(&format!("{}:{}:", cwd.len(), home.len()));
+    key.push_str(cwd);
+    key.push_str(home);
+    key.push_str(text);
+    key
 }
 
 thread_local! {
@@ -141,7 +156,7 @@ thread_local! {
 }
 
 /// Parse `text` as it would run in `cwd`.
-pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<Item>, ParseError> {
+pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Walked {
     if text.len() > MAX_COMMAND_BYTES {
         return Err(ParseError(format!(
             "the command is {} bytes, over the {} KiB this layer reads",
@@ -152,13 +167,13 @@ pub fn parse(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<I
     if text.contains('\0') {
         return Err(ParseError("the command contains a NUL byte".into()));
     }
-    let key = (text.to_string(), cwd.to_string(), home.to_string());
+    let key = walk_key(text, cwd, home);
     if let Some(hit) = WALKS.with(|w| w.borrow().walks.get(&key).cloned()) {
         return hit;
     }
     let asked = std::cell::Cell::new(false);
     let watched = Watched { inner: host, asked: &asked };
-    let walked = walk(text, cwd, home, &watched);
+    let walked = walk(text, cwd, home, &watched).map(std::rc::Rc::new);
     if !asked.get() {
         WALKS.with(|w| {
             let mut w = w.borrow_mut();

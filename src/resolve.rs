@@ -38,6 +38,8 @@ impl Spellings {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub roots: Spellings,
+    /// Segments of the real root: a longer root is a more specific one.
+    pub depth: usize,
     pub recursive: bool,
     pub access: Access,
     pub tier: Tier,
@@ -55,7 +57,7 @@ impl Prepared {
     fn covers(&self, path: &Spellings) -> Option<usize> {
         let (root, p) = (self.roots.real(), path.real());
         let hit = if self.recursive { paths::within(p, root) } else { p == root };
-        hit.then(|| paths::depth(root))
+        hit.then_some(self.depth)
     }
 }
 
@@ -128,8 +130,10 @@ impl Policy {
             if linux && access.grants(Capability::Execute) && access.read.is_none() {
                 access.read = Some(true);
             }
+            let roots = Spellings::of(&abs(&r.path), host);
             Prepared {
-                roots: Spellings::of(&abs(&r.path), host),
+                depth: paths::depth(roots.real()),
+                roots,
                 recursive: r.recursive,
                 access,
                 tier,
@@ -176,7 +180,7 @@ impl Policy {
                 }
             }
             base.push((
-                Prepared { roots, recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
+                Prepared { depth: paths::depth(roots.real()), roots, recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
                 label,
             ));
             kernel.push(entry.kernel);
@@ -210,14 +214,21 @@ impl Policy {
 
     /// What of the policy lies over `path`, whatever the capability.
     fn over<'a>(&'a self, path: &Spellings) -> Over<'a> {
-        let covering = |entries: &mut dyn Iterator<Item = &'a Prepared>| -> Vec<(usize, &'a Prepared)> {
-            entries.filter_map(|e| e.covers(path).map(|d| (d, e))).collect()
-        };
-        Over {
-            store: self.credential(path),
-            explicit: covering(&mut self.explicit.iter()),
-            baseline: covering(&mut self.baseline.iter().map(|(p, _)| p)),
+        // Plain loops: this runs for every effect of every decision, over
+        // ~80 baseline roots, and few of them cover any one path.
+        let mut explicit = Vec::new();
+        for e in &self.explicit {
+            if let Some(d) = e.covers(path) {
+                explicit.push((d, e));
+            }
         }
+        let mut baseline = Vec::new();
+        for (e, _) in &self.baseline {
+            if let Some(d) = e.covers(path) {
+                baseline.push((d, e));
+            }
+        }
+        Over { store: self.credential(path), explicit, baseline }
     }
 
     fn resolve_over(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
