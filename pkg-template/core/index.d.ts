@@ -128,6 +128,9 @@ export interface Host {
   kind(path: string): PathKind;
   /** Absolute path PATH lookup finds for a bare program name, or null. */
   which(program: string): string | null;
+  /** Optional: while this number stays the same, the prepared policy and
+   * PATH answers may be reused across decisions. */
+  generation?(): number;
 }
 
 /** The node:fs host `decide` uses by default. */

@@ -132,8 +132,11 @@ function kind(p) {
 
 function isExecutableFile(f) {
   try {
+    // Most PATH folders do not hold the name: ask without an exception
+    // first (a thrown ENOENT costs ~100 µs here), then whether we may run it.
+    if (!fs.statSync(f, { throwIfNoEntry: false })?.isFile()) return false;
     fs.accessSync(f, fs.constants.X_OK);
-    return fs.statSync(f).isFile();
+    return true;
   } catch {
     return false;
   }
@@ -169,18 +172,28 @@ function cachedWhich(name) {
 }
 
 /** Reserved system trees: nothing under them is writable by a shell call (the
- * decision refuses it for everyone, the fence grants no write there), so their
- * real paths can be reused for a generation. Everything else is asked afresh. */
-const SYSTEM = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/lib32/'];
-let canonicalCache = { generation: -1, found: new Map() };
+ * decision refuses it for everyone, the fence grants no write there), and
+ * only the system's own updates change them, so their real paths are reused
+ * for STABLE_MS, across tool calls. Everything else is asked afresh. */
+const STABLE_MS = 60_000;
+const SYSTEM =
+  process.platform === 'darwin'
+    ? ['/System', '/bin', '/sbin', '/usr']
+    : ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/proc', '/sys'];
+const SYSTEM_HOLES = ['/usr/local'];
+const under = (p, root) => p === root || (p.startsWith(root) && p[root.length] === '/');
+// A spelling with `.` or `..` segments may climb out: it is not one of them.
+const isSystem = (p) =>
+  SYSTEM.some((root) => under(p, root)) && !SYSTEM_HOLES.some((hole) => under(p, hole)) && !/\/\.\.?(\/|$)/.test(p);
+let canonicalCache = { until: -1, found: new Map() };
 function cachedCanonical(p, seen) {
   p = String(p);
-  if (!SYSTEM.some((root) => p.startsWith(root))) return canonical(p, seen);
-  const g = generation();
-  if (canonicalCache.generation !== g) canonicalCache = { generation: g, found: new Map() };
+  if (!isSystem(p)) return canonical(p, seen);
+  const now = Date.now();
+  if (now >= canonicalCache.until) canonicalCache = { until: now + STABLE_MS, found: new Map() };
   let real = canonicalCache.found.get(p);
   if (real === undefined) {
-    real = canonical(p);
+    real = canonical(p, seen);
     canonicalCache.found.set(p, real);
   }
   return real;
@@ -209,7 +222,12 @@ function hostKind(p) {
 }
 
 /** The host the core uses by default in Node: the real file system. */
-export const nodeHost = Object.freeze({ canonical: hostCanonical, kind: hostKind, which: cachedWhich, generation });
+export const nodeHost = Object.freeze({
+  canonical: hostCanonical,
+  kind: hostKind,
+  which: cachedWhich,
+  generation,
+});
 
 /** The context (the request without `command` and `cwd`) the core holds,
  * as JSON read back: a plain copy that later changes to the caller's objects
