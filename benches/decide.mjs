@@ -1,6 +1,7 @@
 // The wasm API in Node over the fixed corpus (benches/corpus.txt): per-call
 // latency of decide(), median and p99, with the real file-system host and
-// with the lexical one (the core alone), each on repeated and on fresh text.
+// with the lexical one (the core alone), each on repeated and on fresh text,
+// and as in a session (each call after a tool call, a second after the last).
 // Run after `bash scripts/build.sh`:  node benches/decide.mjs [runs]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,6 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// `session` mode moves the clock a second on before each call (see below);
+// the core's module reads Date.now, so the hook is in place before it loads.
+const realNow = Date.now;
+let clockShift = 0;
+Date.now = () => realNow() + clockShift;
 const core = await import(path.join(here, '..', 'pkg', 'core', 'index.js'));
 
 const corpus = fs
@@ -39,9 +45,19 @@ const small = reqs.filter((r) => Buffer.byteLength(r.command) < 1024);
 // folders above named paths are forgotten first, as after a tool call in the
 // plugin (`invalidate()`). Without it the corpus repeats 20 times: the
 // steady state of a session that repeats itself.
+// `session`: as in a real session, every call comes after a tool call
+// (`invalidate()`) and more than a second after the one before, so the
+// prepared policy (workspace, baseline and rule roots) and the PATH answers
+// have expired and are rebuilt; the command text may repeat. The clock is
+// moved on instead of waited for.
 let unique = 0;
 function run(host, label, fresh = false) {
   const once = (r) => {
+    if (fresh === 'session') {
+      clockShift += 1000;
+      core.invalidate();
+      return core.decide(r, host);
+    }
     if (!fresh) return core.decide(r, host);
     core.invalidate();
     return core.decide({ ...r, command: `${r.command}\n# ${unique++}` }, host);
@@ -70,6 +86,7 @@ const modes = {
   'lexical host (core only)': [null, false],
   'node:fs host, fresh text': [core.nodeHost, true],
   'lexical host, fresh text': [null, true],
+  'node:fs host, session': [core.nodeHost, 'session'],
 };
 const best = Object.fromEntries(Object.keys(modes).map((k) => [k, { median: Infinity, p99: Infinity }]));
 for (let i = 0; i < runs; i++) {
