@@ -129,6 +129,9 @@ impl Host for Programs<'_> {
         }
         real
     }
+    fn canonical_root(&self, path: &str) -> String {
+        self.inner.canonical_root(path)
+    }
     fn kind(&self, path: &str) -> PathKind {
         self.inner.kind(path)
     }

@@ -21,6 +21,13 @@ pub trait Host {
     /// The real path of an absolute spelling: the deepest existing ancestor
     /// resolved through symlinks, the rest re-appended.
     fn canonical(&self, path: &str) -> String;
+    /// The same for a root of the policy (workspace, baseline, rule roots),
+    /// asked when the policy is prepared: the answer is kept with the policy
+    /// for the host's generation, so a host that watches what it read must
+    /// watch this lookup too (a named path's own lookup is never kept).
+    fn canonical_root(&self, path: &str) -> String {
+        self.canonical(path)
+    }
     /// What is at an absolute path (following symlinks).
     fn kind(&self, path: &str) -> PathKind;
     /// The absolute path PATH lookup finds for a bare program name.
@@ -41,12 +48,14 @@ pub struct Memo<'a> {
     // compile about a hundred; neither needs random hash keys (which cost a
     // trip to JS in wasm).
     canonical: std::cell::RefCell<BTreeMap<String, String>>,
+    /// Roots apart: a root's answer must come from the host's root lookup.
+    roots: std::cell::RefCell<BTreeMap<String, String>>,
     kind: std::cell::RefCell<BTreeMap<String, PathKind>>,
 }
 
 impl<'a> Memo<'a> {
     pub fn new(inner: &'a dyn Host) -> Self {
-        Memo { inner, canonical: Default::default(), kind: Default::default() }
+        Memo { inner, canonical: Default::default(), roots: Default::default(), kind: Default::default() }
     }
 }
 
@@ -57,6 +66,14 @@ impl Host for Memo<'_> {
         }
         let c = paths::normalize(&self.inner.canonical(path));
         self.canonical.borrow_mut().insert(path.to_string(), c.clone());
+        c
+    }
+    fn canonical_root(&self, path: &str) -> String {
+        if let Some(c) = self.roots.borrow().get(path) {
+            return c.clone();
+        }
+        let c = paths::normalize(&self.inner.canonical_root(path));
+        self.roots.borrow_mut().insert(path.to_string(), c.clone());
         c
     }
     fn kind(&self, path: &str) -> PathKind {

@@ -200,6 +200,10 @@ impl Host for Watched<'_> {
         self.asked.set(true);
         self.inner.canonical(path)
     }
+    fn canonical_root(&self, path: &str) -> String {
+        self.asked.set(true);
+        self.inner.canonical_root(path)
+    }
     fn kind(&self, path: &str) -> PathKind {
         self.asked.set(true);
         self.inner.kind(path)

@@ -26,6 +26,16 @@ impl Spellings {
             Spellings(vec![written, real])
         }
     }
+    /// `of` for a root of the policy (see `Host::canonical_root`).
+    pub fn of_root(path: &str, host: &dyn Host) -> Spellings {
+        let written = paths::normalize(path);
+        let real = host.canonical_root(&written);
+        if real == written {
+            Spellings(vec![written])
+        } else {
+            Spellings(vec![written, real])
+        }
+    }
     pub fn written(&self) -> &str {
         &self.0[0]
     }
@@ -130,7 +140,7 @@ impl Policy {
             if linux && access.grants(Capability::Execute) && access.read.is_none() {
                 access.read = Some(true);
             }
-            let roots = Spellings::of(&abs(&r.path), host);
+            let roots = Spellings::of_root(&abs(&r.path), host);
             Prepared {
                 depth: paths::depth(roots.real()),
                 roots,
@@ -170,11 +180,11 @@ impl Policy {
             for &c in entry.denies {
                 access.set(c, false);
             }
-            let roots = Spellings::of(&root, host);
+            let roots = Spellings::of_root(&root, host);
             // Tool state must be the workspace's own folder: a `target` the
             // agent swapped for a symlink to ~ would carry delete there.
             if let Root::InWorkspace(rel) = entry.root {
-                let ws_real = host.canonical(&paths::normalize(input.workspace));
+                let ws_real = host.canonical_root(&paths::normalize(input.workspace));
                 if roots.real() != paths::normalize(&format!("{ws_real}/{rel}")) {
                     continue;
                 }
@@ -188,14 +198,14 @@ impl Policy {
         Policy {
             platform: input.platform,
             mode: input.mode,
-            workspace: Spellings::of(input.workspace, host),
-            reserved: baseline::reserved(input.platform).iter().map(|p| Spellings::of(p, host)).collect(),
+            workspace: Spellings::of_root(input.workspace, host),
+            reserved: baseline::reserved(input.platform).iter().map(|p| Spellings::of_root(p, host)).collect(),
             reserved_exceptions: baseline::reserved_exceptions(input.platform).iter().map(|s| s.to_string()).collect(),
-            protected_files: input.protected_files.iter().map(|p| Spellings::of(&abs(p), host)).collect(),
+            protected_files: input.protected_files.iter().map(|p| Spellings::of_root(&abs(p), host)).collect(),
             explicit,
             baseline: base,
             baseline_in_kernel: kernel,
-            credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of(&format!("{home}/{p}"), host)).collect(),
+            credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             home,
         }
     }

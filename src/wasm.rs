@@ -24,6 +24,8 @@ struct JsHost {
     which: js_sys::Function,
     /// Optional: how long the host vouches for its answers (see Host::generation).
     generation: Option<js_sys::Function>,
+    /// Optional: `canonical` for the policy's roots (see Host::canonical_root).
+    canonical_root: Option<js_sys::Function>,
 }
 
 thread_local! {
@@ -68,7 +70,8 @@ impl JsHost {
                 .ok_or_else(|| JsError::new(&format!("host.{name} must be a function")))
         };
         let generation = get("generation").ok();
-        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation })
+        let canonical_root = get("canonicalRoot").ok();
+        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation, canonical_root })
     }
 
     fn call(&self, f: &js_sys::Function, arg: &str) -> Option<String> {
@@ -80,6 +83,12 @@ impl Host for JsHost {
     fn canonical(&self, path: &str) -> String {
         // A host that throws knows nothing better than the spelling.
         self.call(&self.canonical, path).unwrap_or_else(|| path.to_string())
+    }
+    fn canonical_root(&self, path: &str) -> String {
+        match &self.canonical_root {
+            Some(f) => self.call(f, path).unwrap_or_else(|| path.to_string()),
+            None => self.canonical(path),
+        }
     }
     fn kind(&self, path: &str) -> PathKind {
         match self.call(&self.kind, path).as_deref() {

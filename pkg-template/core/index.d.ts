@@ -128,6 +128,9 @@ export interface Host {
   kind(path: string): PathKind;
   /** Absolute path PATH lookup finds for a bare program name, or null. */
   which(program: string): string | null;
+  /** Optional: `canonical` for the policy's roots, asked when the policy is
+   * prepared and kept with it for the generation. */
+  canonicalRoot?(path: string): string;
   /** Optional: while this number stays the same, the prepared policy and
    * PATH answers may be reused across decisions. */
   generation?(): number;
@@ -136,10 +139,11 @@ export interface Host {
 /** The node:fs host `decide` uses by default. */
 export declare const nodeHost: Host;
 /**
- * Forget the folders `nodeHost` resolved on the way to named paths (they are
- * reused for up to a second otherwise; the named path itself is always looked
- * up afresh). Call it after anything that may have moved files, such as a
- * tool call.
+ * Something may have moved files (a tool call ran): before `nodeHost` reuses
+ * what it read (folders on the way to named paths, the policy's roots, PATH
+ * answers), it checks that none of the folders they were read from changed,
+ * and starts afresh if one did. Without a call it checks once a second. The
+ * named path itself is always looked up afresh.
  */
 export declare function invalidate(): void;
 

@@ -14,20 +14,63 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // whatever is added later) flows through unchanged; `decide` is wrapped below.
 export * from './wasm/nodejs/dsh_allow.js';
 
-/** How long (ms) the answers about the policy's own roots and PATH lookups
- * may be reused. */
+/** How long (ms) answers are reused before the folders behind them are
+ * checked again, when no tool call ran in between. */
 const GENERATION_MS = 1000;
 
-/** Folders met on the way to a named path, by real parent + name: reused
- * until `invalidate()` (the plugin calls it after every tool call, which may
- * have moved them) or the next generation. The named component itself is
- * always looked up afresh. */
-let folders = { generation: -1, epoch: -1, real: new Map() };
-let epoch = 0;
+/** Folders met on the way to a named path, by real parent + name, for the
+ * current generation. The named component itself is always looked up
+ * afresh. */
+let folders = { generation: -1, real: new Map() };
 
-/** A tool call ran: folders resolved so far may have changed. */
+/**
+ * What the reused answers (these folders, the core's prepared policy with its
+ * workspace, baseline and rule roots, PATH lookups) were read from: every
+ * folder a name was looked up in, with its identity and times. A generation
+ * holds while none of them changed: making, removing or renaming an entry
+ * (a link swapped for a folder included) changes its folder's mtime and
+ * ctime. It is checked after a tool call (`invalidate()`) and once a second.
+ * Times are coarse, so a folder changed within the second before it was
+ * read is not vouched for (the next check starts a new generation), nor are
+ * pseudo file systems whose folders do not record new entries.
+ */
+const MAX_WATCHED = 128;
+const UNTRACKED = ['/proc', '/sys', '/dev/pts'];
+let gen = { id: 0, watched: new Map(), hot: false, path: undefined, checkedAt: -Infinity };
+let dirty = false;
+
+function stamp(dir) {
+  let st;
+  try {
+    st = fs.statSync(dir, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return { key: 'unreadable', recent: false };
+  }
+  if (st === undefined) return { key: 'missing', recent: false };
+  const nowNs = BigInt(Date.now()) * 1_000_000n;
+  const recent = nowNs - st.mtimeNs < 1_000_000_000n || nowNs - st.ctimeNs < 1_000_000_000n;
+  return { key: `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`, recent };
+}
+
+/** A name is being looked up in `dir`: answers may now depend on it. The
+ * reserved system trees are not watched: what is read there is reused for
+ * STABLE_MS regardless (see SYSTEM). */
+function watch(dir) {
+  if (gen.watched.has(dir) || isSystem(dir)) return;
+  const s = stamp(dir);
+  if (s.recent || UNTRACKED.some((root) => dir === root || dir.startsWith(`${root}/`))) gen.hot = true;
+  gen.watched.set(dir, s.key);
+}
+
+function unchanged() {
+  if (gen.hot || gen.watched.size > MAX_WATCHED || gen.path !== process.env.PATH) return false;
+  for (const [dir, key] of gen.watched) if (stamp(dir).key !== key) return false;
+  return true;
+}
+
+/** A tool call ran: what was read so far is checked before it is reused. */
 export function invalidate() {
-  epoch += 1;
+  dirty = true;
 }
 
 function lstat(p) {
@@ -43,9 +86,11 @@ const MAX_LINKS = 40;
 const MISSING = Symbol('missing');
 
 /** `dir/name` where `dir` is real: a link is followed to where it lands;
- * MISSING when nothing is there. */
-function child(dir, name, state) {
+ * MISSING when nothing is there. `kept`: the answer is reused later (a
+ * folder on the way, a policy root), so `dir` is watched. */
+function child(dir, name, state, kept = true) {
   const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
+  if (kept) watch(dir);
   const st = lstat(here);
   if (st === undefined) {
     state.last = { path: here, kind: 'missing' };
@@ -70,7 +115,7 @@ function child(dir, name, state) {
  * `..` after a link climbs from where the link landed, as the kernel does);
  * past the first missing component the rest is appended as spelled. With
  * `fresh`, the last component is looked up now, never from the cache. */
-function walk(base, rel, state, fresh) {
+function walk(base, rel, state, fresh, root = false) {
   const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
   let cur = base;
   let missing = false;
@@ -86,7 +131,7 @@ function walk(base, rel, state, fresh) {
     }
     let real;
     if (fresh && i === parts.length - 1) {
-      real = child(cur, seg, state);
+      real = child(cur, seg, state, root);
     } else {
       real = folders.real.get(spelled);
       if (real === undefined) {
@@ -107,11 +152,11 @@ function walk(base, rel, state, fresh) {
 /** The real path of `p`: symlinks resolved along the existing part, the part
  * that does not exist (yet) appended as spelled; a dangling link resolves to
  * the path it would create, as the native host answers. */
-function canonical(p, seen) {
+function canonical(p, seen, root = false) {
   const g = generation();
-  if (folders.generation !== g || folders.epoch !== epoch) folders = { generation: g, epoch, real: new Map() };
+  if (folders.generation !== g) folders = { generation: g, real: new Map() };
   const state = { links: 0, last: undefined };
-  const real = walk('/', path.resolve(String(p)), state, true);
+  const real = walk('/', path.resolve(String(p)), state, true, root);
   // What the final lookup found is what is at `p` (links followed), when
   // it was a lookup of the real path itself.
   if (seen !== undefined && state.last?.path === real) seen.kind = state.last.kind;
@@ -149,17 +194,22 @@ function which(name, pathVar = process.env.PATH ?? '') {
   if (name === '' || name.includes('/')) return null;
   for (const dir of pathVar.split(path.delimiter)) {
     if (dir === '') continue;
+    watch(path.resolve(dir));
     const candidate = path.resolve(dir, name);
     if (isExecutableFile(candidate)) return candidate;
   }
   return null;
 }
 
-/** A generation number that changes every GENERATION_MS: the core reuses its
- * prepared policy (workspace, baseline and rule roots, canonicalised) while
- * it holds; PATH lookups are cached for the same span. */
+/** The generation number: the core reuses its prepared policy (workspace,
+ * baseline and rule roots, canonicalised) and PATH answers while it holds. */
 function generation() {
-  return Math.floor(Date.now() / GENERATION_MS);
+  const now = Date.now();
+  if (!dirty && now - gen.checkedAt < GENERATION_MS) return gen.id;
+  if (!unchanged()) gen = { id: gen.id + 1, watched: new Map(), hot: false, path: process.env.PATH, checkedAt: now };
+  gen.checkedAt = now;
+  dirty = false;
+  return gen.id;
 }
 
 // PATH is read once per generation: `process.env` is a slow property bag.
@@ -221,9 +271,18 @@ function hostKind(p) {
   return entry.kind;
 }
 
+/** A root of the policy (workspace, baseline and rule roots): asked when the
+ * core prepares its policy, which it keeps for the generation, so the folder
+ * it is found in is watched like the folders on the way. */
+function rootCanonical(p) {
+  p = String(p);
+  return isSystem(p) ? cachedCanonical(p) : canonical(p, undefined, true);
+}
+
 /** The host the core uses by default in Node: the real file system. */
 export const nodeHost = Object.freeze({
   canonical: hostCanonical,
+  canonicalRoot: rootCanonical,
   kind: hostKind,
   which: cachedWhich,
   generation,

@@ -176,3 +176,79 @@ test('within one decide, what is at a path comes from the lookup that resolved i
   }, spy);
   assert.ok(seen.some(([q]) => q === 'kind') && seen.some(([q]) => q === 'canonical'), JSON.stringify(seen));
 });
+
+// What the node host reuses across calls is vouched for by the folders it
+// was read from. These two need those folders still for a second first
+// (a folder changed within the second before it is read is never vouched for).
+const settle = () => new Promise((r) => setTimeout(r, 1100));
+
+function quietWorld(name) {
+  const root = path.join(tmp, name);
+  const ws = path.join(root, 'ws');
+  fs.mkdirSync(path.join(ws, 'a'), { recursive: true });
+  fs.mkdirSync(path.join(ws, 'b'));
+  fs.writeFileSync(path.join(ws, 'a', 'f'), 'x');
+  fs.mkdirSync(path.join(root, 'home', '.dsh'), { recursive: true });
+  return {
+    ws,
+    req: (command, rules = []) => ({
+      command, cwd: ws, workspace: ws, home: path.join(root, 'home'), harnessHome: path.join(root, 'home', '.dsh'),
+      platform: 'linux', mode: 'workspace-write', rules, fence: ['read', 'write', 'create', 'delete', 'execute'],
+    }),
+  };
+}
+
+test('a rule root re-pointed after the policy was prepared is seen at the next decide after invalidate()', async () => {
+  const { ws, req } = quietWorld('repoint');
+  // The link lives in a folder of its own, which no named path walks
+  // through: only the policy's lookup of the rule root reads it.
+  const links = path.join(tmp, 'repoint', 'links');
+  fs.mkdirSync(links);
+  const link = path.join(links, 'link');
+  fs.symlinkSync(path.join(ws, 'a'), link);
+  const rules = [{ id: 'via-link', path: link, recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-02T00:00:00Z' }];
+  await settle();
+  const before = core.decide(req(`rm ${path.join(ws, 'a', 'f')}`, rules));
+  assert.equal(before.decision, 'allow', JSON.stringify(before));
+  // The link now points elsewhere: the rule no longer reaches a/.
+  fs.unlinkSync(link);
+  fs.symlinkSync(path.join(ws, 'b'), link);
+  core.invalidate();
+  const after = core.decide(req(`rm ${path.join(ws, 'a', 'f')}`, rules));
+  assert.equal(after.decision, 'prompt', JSON.stringify(after));
+});
+
+test('when nothing changed, a decide after invalidate() reuses the prepared policy and looks up only the named path', async () => {
+  const { ws, req } = quietWorld('reuse');
+  let lookups = 0;
+  const lstat = fs.lstatSync;
+  fs.lstatSync = (...a) => ((lookups += 1), lstat.apply(fs, a));
+  try {
+    // Other test files write under target/ now and then: a folder the policy
+    // was read from may change under us, so a few attempts are allowed.
+    let seen = [];
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await settle();
+      core.invalidate();
+      lookups = 0;
+      assert.equal(core.decide(req('cat a/f')).decision, 'allow');
+      const first = lookups;
+      core.invalidate();
+      lookups = 0;
+      assert.equal(core.decide(req('cat b/missing')).decision, 'allow');
+      seen.push([first, lookups]);
+      if (lookups <= 3) break;
+    }
+    const [first, second] = seen.at(-1);
+    assert.ok(second <= 3, `the second decide looked up ${second} paths (attempts: ${JSON.stringify(seen)})`);
+    assert.ok(first > second, `the first decide prepared the policy (${first} lookups)`);
+    // A change in a folder the policy was read from starts afresh.
+    fs.mkdirSync(path.join(ws, 'target'));
+    core.invalidate();
+    lookups = 0;
+    core.decide(req('cat a/f'));
+    assert.ok(lookups > 3, `after a change the policy is prepared again (${lookups} lookups)`);
+  } finally {
+    fs.lstatSync = lstat;
+  }
+});
