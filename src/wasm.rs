@@ -26,6 +26,13 @@ struct JsHost {
     generation: Option<js_sys::Function>,
     /// Optional: `canonical` for the policy's roots (see Host::canonical_root).
     canonical_root: Option<js_sys::Function>,
+    /// Which host object this is: the core keeps its prepared policy and
+    /// PATH answers by generation, and two hosts may count alike.
+    id: u64,
+}
+
+thread_local! {
+    static NEXT_HOST_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
 }
 
 thread_local! {
@@ -71,7 +78,8 @@ impl JsHost {
         };
         let generation = get("generation").ok();
         let canonical_root = get("canonicalRoot").ok();
-        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation, canonical_root })
+        let id = NEXT_HOST_ID.with(|n| n.replace(n.get() + 1));
+        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation, canonical_root, id })
     }
 
     fn call(&self, f: &js_sys::Function, arg: &str) -> Option<String> {
@@ -102,7 +110,10 @@ impl Host for JsHost {
     }
     fn generation(&self) -> Option<u64> {
         let f = self.generation.as_ref()?;
-        f.call0(&JsValue::NULL).ok()?.as_f64().filter(|g| g.is_finite() && *g >= 0.0).map(|g| g as u64)
+        let g = f.call0(&JsValue::NULL).ok()?.as_f64().filter(|g| g.is_finite() && *g >= 0.0)? as u64;
+        // A host not kept between calls (not frozen) gets a new id each
+        // call, so nothing it said is reused by another call.
+        Some((self.id << 40) ^ (g & ((1 << 40) - 1)))
     }
 }
 

@@ -52,13 +52,19 @@ function stamp(dir) {
   return { key: `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`, recent };
 }
 
-/** A name is being looked up in `dir`: answers may now depend on it. The
- * reserved system trees are not watched: what is read there is reused for
- * STABLE_MS regardless (see SYSTEM). */
+/** A name is being looked up in `dir` (or a PATH candidate `dir` exists):
+ * answers may now depend on it. Pseudo file systems are never vouched for;
+ * the reserved system trees are not watched: what is read there is reused
+ * for STABLE_MS regardless (see SYSTEM). */
 function watch(dir) {
-  if (gen.watched.has(dir) || isSystem(dir)) return;
+  if (gen.watched.has(dir)) return;
+  if (UNTRACKED.some((root) => under(dir, root))) {
+    gen.hot = true;
+    return;
+  }
+  if (isSystem(dir)) return;
   const s = stamp(dir);
-  if (s.recent || UNTRACKED.some((root) => dir === root || dir.startsWith(`${root}/`))) gen.hot = true;
+  if (s.recent) gen.hot = true;
   gen.watched.set(dir, s.key);
 }
 
@@ -91,6 +97,7 @@ const MISSING = Symbol('missing');
 function child(dir, name, state, kept = true) {
   const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
   if (kept) watch(dir);
+  if (!isSystem(here)) state.outside = true;
   const st = lstat(here);
   if (st === undefined) {
     state.last = { path: here, kind: 'missing' };
@@ -155,11 +162,12 @@ function walk(base, rel, state, fresh, root = false) {
 function canonical(p, seen, root = false) {
   const g = generation();
   if (folders.generation !== g) folders = { generation: g, real: new Map() };
-  const state = { links: 0, last: undefined };
+  const state = { links: 0, last: undefined, outside: false };
   const real = walk('/', path.resolve(String(p)), state, true, root);
   // What the final lookup found is what is at `p` (links followed), when
   // it was a lookup of the real path itself.
   if (seen !== undefined && state.last?.path === real) seen.kind = state.last.kind;
+  if (seen !== undefined) seen.outside = state.outside;
   return real;
 }
 
@@ -179,6 +187,10 @@ function isExecutableFile(f) {
   try {
     // Most PATH folders do not hold the name: ask without an exception
     // first (a thrown ENOENT costs ~100 µs here), then whether we may run it.
+    // A name that is there (a file not executable yet, a link whose target
+    // may appear) is watched itself: its folder does not change with it.
+    if (lstat(f) === undefined) return false;
+    watch(f);
     if (!fs.statSync(f, { throwIfNoEntry: false })?.isFile()) return false;
     fs.accessSync(f, fs.constants.X_OK);
     return true;
@@ -226,11 +238,13 @@ function cachedWhich(name) {
  * only the system's own updates change them, so their real paths are reused
  * for STABLE_MS, across tool calls. Everything else is asked afresh. */
 const STABLE_MS = 60_000;
+// Not /proc or /sys: their links lead anywhere (/proc/<pid>/cwd, /root).
 const SYSTEM =
   process.platform === 'darwin'
     ? ['/System', '/bin', '/sbin', '/usr']
-    : ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/proc', '/sys'];
-const SYSTEM_HOLES = ['/usr/local'];
+    : ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot'];
+// /System/Volumes/Data holds the writable data volume on macOS.
+const SYSTEM_HOLES = ['/usr/local', '/System/Volumes'];
 const under = (p, root) => p === root || (p.startsWith(root) && p[root.length] === '/');
 // A spelling with `.` or `..` segments may climb out: it is not one of them.
 const isSystem = (p) =>
@@ -243,8 +257,10 @@ function cachedCanonical(p, seen) {
   if (now >= canonicalCache.until) canonicalCache = { until: now + STABLE_MS, found: new Map() };
   let real = canonicalCache.found.get(p);
   if (real === undefined) {
-    real = canonical(p, seen);
-    canonicalCache.found.set(p, real);
+    const info = seen ?? {};
+    real = canonical(p, info);
+    // Kept only when no link led out of the system trees on the way.
+    if (!info.outside) canonicalCache.found.set(p, real);
   }
   return real;
 }

@@ -252,3 +252,41 @@ test('when nothing changed, a decide after invalidate() reuses the prepared poli
     fs.lstatSync = lstat;
   }
 });
+
+test('a path through /proc/self/root is not kept past a change behind it', async () => {
+  const { ws, req } = quietWorld('proc-root');
+  const ssh = path.join(tmp, 'proc-root', 'home', '.ssh');
+  fs.mkdirSync(ssh);
+  fs.writeFileSync(path.join(ssh, 'id_rsa'), 'secret');
+  fs.mkdirSync(path.join(ws, 'd'));
+  await settle();
+  const via = `cat /proc/self/root${path.join(ws, 'd', 'id_rsa')}`;
+  assert.equal(core.decide(req(via)).decision, 'allow');
+  // d becomes a link into the credential store.
+  fs.rmdirSync(path.join(ws, 'd'));
+  fs.symlinkSync(ssh, path.join(ws, 'd'));
+  core.invalidate();
+  const after = core.decide(req(via));
+  assert.equal(after.decision, 'refuse', JSON.stringify(after));
+});
+
+test('a program made executable earlier on PATH is found after invalidate()', async () => {
+  const { req } = quietWorld('path-chmod');
+  const xbin = path.join(tmp, 'path-chmod', 'xbin');
+  fs.mkdirSync(xbin);
+  fs.writeFileSync(path.join(xbin, 'ls'), '#!/bin/sh\n', { mode: 0o644 });
+  const saved = process.env.PATH;
+  process.env.PATH = `${xbin}:/usr/bin:/bin`;
+  try {
+    await settle();
+    const runs = (d) => d.effects.filter((e) => e.capability === 'execute').map((e) => e.path);
+    const before = core.decide(req('ls'));
+    assert.ok(!runs(before).includes(path.join(xbin, 'ls')), JSON.stringify(before));
+    fs.chmodSync(path.join(xbin, 'ls'), 0o755); // the folder's times do not change
+    core.invalidate();
+    const after = core.decide(req('ls'));
+    assert.ok(runs(after).includes(path.join(xbin, 'ls')), JSON.stringify(after));
+  } finally {
+    process.env.PATH = saved;
+  }
+});
