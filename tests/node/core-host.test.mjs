@@ -290,3 +290,19 @@ test('a program made executable earlier on PATH is found after invalidate()', as
     process.env.PATH = saved;
   }
 });
+
+test('a decision is made again when a path it names answers differently, and each caller gets its own copy', async () => {
+  const { ws, req } = quietWorld('remade');
+  await settle();
+  const capOf = (d) => d.effects.find((e) => e.path === path.join(ws, 'a', 'new.txt'))?.capability;
+  const first = core.decide(req('touch a/new.txt'));
+  assert.equal(capOf(first), 'create', JSON.stringify(first));
+  first.effects.length = 0; // a caller may change what it was given
+  const again = core.decide(req('touch a/new.txt'));
+  assert.equal(capOf(again), 'create', JSON.stringify(again));
+  // The file appears (no tool call, no invalidate(): its folder a/ is not
+  // one the generation watches); the named path is still asked afresh.
+  fs.writeFileSync(path.join(ws, 'a', 'new.txt'), '');
+  const after = core.decide(req('touch a/new.txt'));
+  assert.equal(capOf(after), 'write', JSON.stringify(after));
+});
