@@ -78,6 +78,13 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
     p
 }
 
+/// Drop what was prepared and looked up for reuse: a host that failed a
+/// question while it was made must not have its guesses kept.
+pub fn forget_reused() {
+    PREPARED.with(|cell| cell.borrow_mut().take());
+    PROGRAMS.with(|p| *p.borrow_mut() = Default::default());
+}
+
 thread_local! {
     /// Programs found on PATH and their real paths, for one host generation:
     /// nearly every command starts one, and asking the host twice per
@@ -117,16 +124,29 @@ impl<'a> Programs<'a> {
     }
 }
 
+impl Programs<'_> {
+    /// `f` over the cache when it still holds this host's generation: a
+    /// decide made from inside a host callback may have reset it for another.
+    fn cache<R>(&self, f: impl FnOnce(&mut ProgramCache) -> R) -> Option<R> {
+        self.generation?;
+        PROGRAMS.with(|p| {
+            let mut p = p.borrow_mut();
+            (p.generation == self.generation).then(|| f(&mut p))
+        })
+    }
+}
+
 impl Host for Programs<'_> {
     fn canonical(&self, path: &str) -> String {
-        if let Some(real) = PROGRAMS.with(|p| p.borrow().real.get(path).cloned()) {
+        if let Some(real) = self.cache(|p| p.real.get(path).cloned()).flatten() {
             return real;
         }
         let real = self.inner.canonical(path);
-        let found = self.generation.is_some() && PROGRAMS.with(|p| p.borrow().paths.contains(path));
-        if found {
-            PROGRAMS.with(|p| p.borrow_mut().real.insert(path.to_string(), real.clone()));
-        }
+        self.cache(|p| {
+            if p.paths.contains(path) {
+                p.real.insert(path.to_string(), real.clone());
+            }
+        });
         real
     }
     fn canonical_root(&self, path: &str) -> String {
@@ -136,15 +156,11 @@ impl Host for Programs<'_> {
         self.inner.kind(path)
     }
     fn which(&self, program: &str) -> Option<String> {
-        if self.generation.is_none() {
-            return self.inner.which(program);
-        }
-        if let Some(found) = PROGRAMS.with(|p| p.borrow().found.get(program).cloned()) {
+        if let Some(found) = self.cache(|p| p.found.get(program).cloned()).flatten() {
             return found;
         }
         let found = self.inner.which(program);
-        PROGRAMS.with(|p| {
-            let mut p = p.borrow_mut();
+        self.cache(|p| {
             if let Some(f) = &found {
                 p.paths.insert(f.clone());
             }
@@ -200,8 +216,15 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let mut verdicts = Vec::new();
     let mut why_refused = None;
     let mut last_grant = None;
+    let mut linked = Vec::new();
     for e in &analysis.effects {
         let spellings = Spellings::of(&e.path, host);
+        if spellings.0.iter().any(|s| paths::through_process_link(s)) {
+            linked.push(Unseen::Opaque {
+                reason: format!("`{}` goes through a process's link in /proc, which leads wherever that process points when it runs", e.path),
+            });
+            continue;
+        }
         let r = policy.resolve(&spellings, e.capability);
         if r.refused && why_refused.is_none() {
             why_refused = Some((e.path.clone(), e.capability, r.why.clone()));
@@ -216,7 +239,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let mut unknown = Vec::new();
     let mut unbounded: Vec<(String, Capability)> = Vec::new();
     let mut program_needs: Vec<(String, Capability, String)> = Vec::new();
-    for u in &analysis.unseen {
+    for u in analysis.unseen.iter().chain(&linked) {
         match u {
             Unseen::Computed { capability, scope, reason } => {
                 let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);

@@ -57,7 +57,9 @@ impl FsHost {
             self.looked_in.borrow_mut().insert(dir.to_string());
         }
         let real = match seen {
-            Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
+            // Links in /proc say where things are for the process reading
+            // them (this one, not the shell that will run): kept as spelled.
+            Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS && !paths::within(&here, "/proc") => {
                 *links += 1;
                 match std::fs::read_link(&here) {
                     Ok(target) => {

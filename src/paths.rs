@@ -86,6 +86,27 @@ pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// `path` goes through one of a process's links in /proc (`cwd`, `root`,
+/// `exe`, `fd/N`, `map_files/…`, `ns/…`, also under `task/<tid>/`): it leads
+/// wherever that process (often the very shell that runs it) points, which
+/// no lookup made before the command runs can tell.
+pub fn through_process_link(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/proc/") else { return false };
+    let mut segs = rest.split('/');
+    let is_process = |s: &str| s == "self" || s == "thread-self" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    if !segs.next().is_some_and(is_process) {
+        return false;
+    }
+    let mut next = segs.next();
+    if next == Some("task") {
+        if !segs.next().is_some_and(is_process) {
+            return false;
+        }
+        next = segs.next();
+    }
+    matches!(next, Some("cwd" | "root" | "exe" | "fd" | "map_files" | "ns"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +124,15 @@ mod tests {
         assert!(within("/w/build", "/w/build"));
         assert!(!within("/w/build-2", "/w/build"));
         assert!(within("/anything", "/"));
+    }
+
+    #[test]
+    fn a_process_link_in_proc_is_told_apart_from_what_proc_reports() {
+        for linked in ["/proc/self/cwd", "/proc/self/cwd/.ssh/id_rsa", "/proc/123/root/etc", "/proc/thread-self/fd/3", "/proc/1/task/2/cwd/x", "/proc/self/exe", "/proc/7/map_files/a-b", "/proc/self/ns/mnt"] {
+            assert!(through_process_link(linked), "{linked}");
+        }
+        for plain in ["/proc", "/proc/self", "/proc/self/status", "/proc/cpuinfo", "/proc/sys/kernel/cwd", "/proc/self/fdinfo/3", "/home/u/proc/self/cwd", "/procx/self/cwd"] {
+            assert!(!through_process_link(plain), "{plain}");
+        }
     }
 }

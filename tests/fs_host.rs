@@ -111,3 +111,15 @@ fn kind_follows_links_and_tells_folders_files_and_nothing() {
     assert_eq!(host.kind(&t.p("dangling")), PathKind::Missing);
     assert_eq!(host.kind("/"), PathKind::Dir);
 }
+
+#[test]
+fn links_in_proc_are_kept_as_spelled_since_they_point_for_the_process_reading_them() {
+    let t = Tree::new("proc");
+    symlink("/proc/self/cwd", t.p("here")).unwrap();
+    let host = FsHost::from_env();
+    // This process's cwd is not the shell's: the path stays as written.
+    assert_eq!(host.canonical("/proc/self/cwd/.ssh/id_rsa"), "/proc/self/cwd/.ssh/id_rsa");
+    assert_eq!(host.canonical(&t.p("here/.ssh/id_rsa")), "/proc/self/cwd/.ssh/id_rsa");
+    // What is not a link in /proc is looked up as anywhere else.
+    assert_eq!(host.canonical("/proc/cpuinfo"), "/proc/cpuinfo");
+}
