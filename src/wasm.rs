@@ -29,6 +29,10 @@ struct JsHost {
     /// Which host object this is: the core keeps its prepared policy and
     /// PATH answers by generation, and two hosts may count alike.
     id: u64,
+    /// The first question the host failed (threw, or answered with something
+    /// that is not an answer) during the current call: the call then fails
+    /// rather than decide on a guess.
+    failed: std::cell::RefCell<Option<String>>,
 }
 
 thread_local! {
@@ -79,34 +83,82 @@ impl JsHost {
         let generation = get("generation").ok();
         let canonical_root = get("canonicalRoot").ok();
         let id = NEXT_HOST_ID.with(|n| n.replace(n.get() + 1));
-        Ok(JsHost { canonical: get("canonical")?, kind: get("kind")?, which: get("which")?, generation, canonical_root, id })
+        Ok(JsHost {
+            canonical: get("canonical")?,
+            kind: get("kind")?,
+            which: get("which")?,
+            generation,
+            canonical_root,
+            id,
+            failed: Default::default(),
+        })
     }
 
-    fn call(&self, f: &js_sys::Function, arg: &str) -> Option<String> {
-        f.call1(&JsValue::NULL, &JsValue::from_str(arg)).ok().and_then(|v| v.as_string())
+    /// `host.<name>(arg)` as a string; `None` for null/undefined when
+    /// `absent_ok` (which: not found). Anything else is a failure, kept for
+    /// `outcome`, and answered with `None`.
+    fn call(&self, name: &str, f: &js_sys::Function, arg: &str, absent_ok: bool) -> Option<String> {
+        let problem = match f.call1(&JsValue::NULL, &JsValue::from_str(arg)) {
+            Ok(v) if v.is_string() => return v.as_string(),
+            Ok(v) if absent_ok && v.is_null_or_undefined() => return None,
+            Ok(v) => format!("answered {} instead of a string", v.js_typeof().as_string().unwrap_or_default()),
+            Err(e) => match e.dyn_ref::<js_sys::Error>() {
+                Some(err) => format!("threw: {}", String::from(err.message())),
+                None => format!("threw: {}", e.as_string().unwrap_or_else(|| "a non-Error value".into())),
+            },
+        };
+        let mut failed = self.failed.borrow_mut();
+        if failed.is_none() {
+            *failed = Some(format!("host.{name}({arg:?}) {problem}"));
+        }
+        None
+    }
+
+    /// Starts a call: nothing failed yet. What an enclosing call (a decide
+    /// made from inside this host's own callback) saw is handed back to it
+    /// by `outcome`.
+    fn begin(&self) -> Option<String> {
+        self.failed.borrow_mut().take()
+    }
+
+    /// `value`, unless the host failed a question while it was computed.
+    fn outcome<T>(&self, value: T, enclosing: Option<String>) -> Result<T, JsError> {
+        let failed = std::mem::replace(&mut *self.failed.borrow_mut(), enclosing);
+        match failed {
+            None => Ok(value),
+            Some(why) => {
+                crate::decide::forget_reused();
+                Err(JsError::new(&format!("{why}; nothing was decided on a guess")))
+            }
+        }
     }
 }
 
 impl Host for JsHost {
+    // A failed question is answered with the spelling or "missing" so the
+    // core can finish; the call then fails (see `outcome`).
     fn canonical(&self, path: &str) -> String {
-        // A host that throws knows nothing better than the spelling.
-        self.call(&self.canonical, path).unwrap_or_else(|| path.to_string())
+        self.call("canonical", &self.canonical, path, false).unwrap_or_else(|| path.to_string())
     }
     fn canonical_root(&self, path: &str) -> String {
         match &self.canonical_root {
-            Some(f) => self.call(f, path).unwrap_or_else(|| path.to_string()),
+            Some(f) => self.call("canonicalRoot", f, path, false).unwrap_or_else(|| path.to_string()),
             None => self.canonical(path),
         }
     }
     fn kind(&self, path: &str) -> PathKind {
-        match self.call(&self.kind, path).as_deref() {
+        match self.call("kind", &self.kind, path, false).as_deref() {
             Some("dir") => PathKind::Dir,
             Some("file") => PathKind::File,
-            _ => PathKind::Missing,
+            Some("missing") | None => PathKind::Missing,
+            Some(other) => {
+                self.failed.borrow_mut().get_or_insert_with(|| format!("host.kind({path:?}) answered {other:?}, not dir, file or missing"));
+                PathKind::Missing
+            }
         }
     }
     fn which(&self, program: &str) -> Option<String> {
-        self.call(&self.which, program)
+        self.call("which", &self.which, program, true)
     }
     fn generation(&self) -> Option<u64> {
         let f = self.generation.as_ref()?;
@@ -124,7 +176,8 @@ pub fn decide(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
     let decision = if host.is_undefined() || host.is_null() {
         crate::decide::decide(&request, &LexicalHost)
     } else {
-        crate::decide::decide(&request, &JsHost::from(&host)?)
+        let host = JsHost::from(&host)?;
+        host.outcome(crate::decide::decide(&request, &host), None)?
     };
     to_js(&decision)
 }
@@ -137,7 +190,10 @@ pub fn decide_json(request: &str, host: JsValue) -> Result<String, JsError> {
     let request: DecideRequest = serde_json::from_str(request).map_err(|e| JsError::new(&format!("request: {e}")))?;
     let decision = match JsHost::for_value(&host)? {
         None => crate::decide::decide(&request, &LexicalHost),
-        Some(h) => crate::decide::decide(&request, &*h),
+        Some(h) => {
+            let enclosing = h.begin();
+            h.outcome(crate::decide::decide(&request, &*h), enclosing)?
+        }
     };
     Ok(serde_json::to_string(&decision).expect("decision serializes"))
 }
@@ -177,15 +233,17 @@ pub fn decide_in(command: &str, cwd: &str, context: &str, host: JsValue) -> Resu
     request.cwd.clear();
     request.cwd.push_str(cwd);
     let decision = match JsHost::for_value(&host) {
-        Ok(None) => crate::decide::decide(&request, &LexicalHost),
-        Ok(Some(h)) => crate::decide::decide(&request, &*h),
-        Err(e) => {
-            CONTEXT.with(|c| *c.borrow_mut() = Some(request));
-            return Err(e);
+        Ok(None) => Ok(crate::decide::decide(&request, &LexicalHost)),
+        Ok(Some(h)) => {
+            let enclosing = h.begin();
+            let d = crate::decide::decide(&request, &*h);
+            h.outcome(d, enclosing)
         }
+        Err(e) => Err(e),
     };
+    // The context stays for the next call, whatever happened to this one.
     CONTEXT.with(|c| *c.borrow_mut() = Some(request));
-    Ok(serde_json::to_string(&decision).expect("decision serializes"))
+    Ok(serde_json::to_string(&decision?).expect("decision serializes"))
 }
 
 #[wasm_bindgen(js_name = parseRules)]
@@ -205,16 +263,21 @@ pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError
 #[wasm_bindgen(js_name = compileProfile)]
 pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
     let request: crate::profile::ProfileRequest = from_js(request, "profile request")?;
-    let js_host;
-    let host: &dyn Host = if host.is_undefined() || host.is_null() {
-        &LexicalHost
-    } else {
-        js_host = JsHost::from(&host)?;
-        &js_host
+    let compile = |host: &dyn Host| {
+        let plan = crate::profile::compile(&request, host);
+        let sbpl = crate::profile::sbpl::render_for(&request, &plan, host);
+        serde_json::json!({ "plan": plan, "sbpl": sbpl })
     };
-    let plan = crate::profile::compile(&request, host);
-    let sbpl = crate::profile::sbpl::render_for(&request, &plan, host);
-    to_js(&serde_json::json!({ "plan": plan, "sbpl": sbpl }))
+    let compiled = match JsHost::for_value(&host)? {
+        None => compile(&LexicalHost),
+        Some(h) => {
+            // A fence compiled from guesses is no fence.
+            let enclosing = h.begin();
+            let c = compile(&*h);
+            h.outcome(c, enclosing)?
+        }
+    };
+    to_js(&compiled)
 }
 
 /// `foldLedger(text, {sessionId?, limit?, baseline?})`: one row per call.

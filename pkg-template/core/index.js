@@ -21,7 +21,7 @@ const GENERATION_MS = 1000;
 /** Folders met on the way to a named path, by real parent + name, for the
  * current generation. The named component itself is always looked up
  * afresh. */
-let folders = { generation: -1, real: new Map() };
+let folders = { generation: -1, real: new Map(), outside: new Set() };
 
 /**
  * What the reused answers (these folders, the core's prepared policy with its
@@ -107,6 +107,14 @@ function child(dir, name, state, kept = true) {
     state.last = { path: here, kind: st.isDirectory() ? 'dir' : 'file' };
     return here;
   }
+  // Links in /proc say where things are for the process that reads them
+  // (/proc/self, /proc/<pid>/cwd, root, fd/N): for this Node process, not for
+  // the shell that will run. Kept as spelled; the core does not judge a path
+  // through them by its text.
+  if (under(here, '/proc')) {
+    state.outside = true;
+    return here;
+  }
   if (state.links >= MAX_LINKS) return here;
   state.links += 1;
   let target;
@@ -142,8 +150,17 @@ function walk(base, rel, state, fresh, root = false) {
     } else {
       real = folders.real.get(spelled);
       if (real === undefined) {
+        // Whether a link on the way to this folder led out of the system
+        // trees is kept with it: a later walk through the cached folder
+        // must not take a system path for stable when it is not.
+        const before = state.outside;
+        state.outside = false;
         real = child(cur, seg, state);
         folders.real.set(spelled, real);
+        if (state.outside) folders.outside.add(spelled);
+        state.outside ||= before;
+      } else if (folders.outside.has(spelled)) {
+        state.outside = true;
       }
     }
     if (real === MISSING) {
@@ -161,7 +178,7 @@ function walk(base, rel, state, fresh, root = false) {
  * the path it would create, as the native host answers. */
 function canonical(p, seen, root = false) {
   const g = generation();
-  if (folders.generation !== g) folders = { generation: g, real: new Map() };
+  if (folders.generation !== g) folders = { generation: g, real: new Map(), outside: new Set() };
   const state = { links: 0, last: undefined, outside: false };
   const real = walk('/', path.resolve(String(p)), state, true, root);
   // What the final lookup found is what is at `p` (links followed), when
@@ -367,6 +384,12 @@ const DECISIONS_MAX = 256;
 const DECISION_TEXT_MAX = 4096;
 const decisions = new Map();
 let contextsSent = 0;
+/** Decides in progress: a host callback that decides again (a host of the
+ * caller's own) changes the context the core holds under the outer call. */
+let depth = 0;
+
+// Unambiguous whatever the texts hold (NUL included): cwd's length first.
+const decisionKey = (cwd, command) => `${contextsSent}:${cwd.length}:${cwd}${command}`;
 
 function replays(log) {
   for (let i = 0; i < log.length; i += 3) {
@@ -386,50 +409,66 @@ export function decide(request, host = nodeHost) {
     // The whole request through serde, for its field-naming error.
     return JSON.parse(wasm.decideJson(JSON.stringify(request), host));
   }
+  const outer = scope;
+  const outerRecording = recording;
+  depth += 1;
+  try {
+    return depth === 1 ? decideOuter(command, cwd, context, host) : decideNested(command, cwd, context, host);
+  } finally {
+    depth -= 1;
+    scope = outer;
+    recording = outerRecording;
+  }
+}
+
+/** A decide from inside another's host callback: the whole context is sent,
+ * nothing is reused or kept, and what the core holds afterwards is no longer
+ * vouched for (the next outer call sends its context again). */
+function decideNested(command, cwd, context, host) {
+  sentContext = undefined;
+  contextsSent += 1;
+  scope = host === nodeHost ? new Map() : null;
+  recording = null;
+  return JSON.parse(wasm.decideIn(command, cwd, JSON.stringify(context), host));
+}
+
+function decideOuter(command, cwd, context, host) {
   // JSON text crosses the wasm boundary several times faster than a JS
   // object converted field by field, and the context (workspace, rules,
   // fence…) only when it changed since the last call.
   const prior = sentContext;
   const same = prior !== undefined && sameJson(prior, context);
-  const outer = scope;
-  const outerRecording = recording;
   const reuse = host === nodeHost && command.length <= DECISION_TEXT_MAX;
   const g = reuse ? generation() : undefined;
   if (reuse && same) {
-    const key = `${contextsSent}\0${cwd}\0${command}`;
+    const key = decisionKey(cwd, command);
     const made = decisions.get(key);
     if (made !== undefined && made.generation === g) {
       scope = new Map();
       recording = null;
-      try {
-        if (replays(made.log) && generation() === g) {
-          decisions.delete(key); // most recently used last
-          decisions.set(key, made);
-          return JSON.parse(made.text);
-        }
-      } finally {
-        scope = outer;
-        recording = outerRecording;
+      if (replays(made.log) && generation() === g) {
+        decisions.delete(key); // most recently used last
+        decisions.set(key, made);
+        return JSON.parse(made.text);
       }
     }
   }
   const json = same ? '' : JSON.stringify(context);
   sentContext = undefined; // until the core has taken it
+  const sentBefore = contextsSent;
   scope = host === nodeHost ? new Map() : null;
   recording = reuse ? [] : null;
-  try {
-    const answer = wasm.decideIn(command, cwd, json, host);
-    if (!same) contextsSent += 1;
-    sentContext = same ? prior : JSON.parse(json);
-    if (reuse && generation() === g) {
-      const key = `${contextsSent}\0${cwd}\0${command}`;
-      decisions.delete(key);
-      decisions.set(key, { generation: g, log: recording, text: answer });
-      if (decisions.size > DECISIONS_MAX) decisions.delete(decisions.keys().next().value);
-    }
-    return JSON.parse(answer);
-  } finally {
-    scope = outer;
-    recording = outerRecording;
+  const answer = wasm.decideIn(command, cwd, json, host);
+  // A nested decide (from a host callback) replaced the core's context and
+  // was counted: leave sentContext unset so the next call sends it again.
+  if (contextsSent !== sentBefore) return JSON.parse(answer);
+  if (!same) contextsSent += 1;
+  sentContext = same ? prior : JSON.parse(json);
+  if (reuse && generation() === g) {
+    const key = decisionKey(cwd, command);
+    decisions.delete(key);
+    decisions.set(key, { generation: g, log: recording, text: answer });
+    if (decisions.size > DECISIONS_MAX) decisions.delete(decisions.keys().next().value);
   }
+  return JSON.parse(answer);
 }

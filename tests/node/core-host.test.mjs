@@ -253,21 +253,32 @@ test('when nothing changed, a decide after invalidate() reuses the prepared poli
   }
 });
 
-test('a path through /proc/self/root is not kept past a change behind it', async () => {
-  const { ws, req } = quietWorld('proc-root');
-  const ssh = path.join(tmp, 'proc-root', 'home', '.ssh');
-  fs.mkdirSync(ssh);
-  fs.writeFileSync(path.join(ssh, 'id_rsa'), 'secret');
-  fs.mkdirSync(path.join(ws, 'd'));
+test('a path through a process link in /proc is never judged by its text: it runs only under a fence of all five', async () => {
+  const { ws, req } = quietWorld('proc-links');
+  const home = path.join(tmp, 'proc-links', 'home');
+  fs.mkdirSync(path.join(home, '.ssh'));
+  fs.writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'secret');
+  // A link in the workspace to the shell's own cwd: where it leads is the
+  // shell's business, not this Node process's.
+  fs.symlinkSync('/proc/self/cwd', path.join(ws, 'here'));
   await settle();
-  const via = `cat /proc/self/root${path.join(ws, 'd', 'id_rsa')}`;
-  assert.equal(core.decide(req(via)).decision, 'allow');
-  // d becomes a link into the credential store.
-  fs.rmdirSync(path.join(ws, 'd'));
-  fs.symlinkSync(ssh, path.join(ws, 'd'));
-  core.invalidate();
-  const after = core.decide(req(via));
-  assert.equal(after.decision, 'refuse', JSON.stringify(after));
+  const unfenced = (command) => ({ ...req(command), cwd: home, fence: [] });
+  for (const command of [
+    'cat /proc/self/cwd/.ssh/id_rsa',
+    `cat /proc/self/root${path.join(home, '.ssh', 'id_rsa')}`,
+    `cat /proc/${process.pid}/cwd/.ssh/id_rsa`,
+    'cd /proc/self/cwd && cat .ssh/id_rsa',
+    `cat ${path.join(ws, 'here', '.ssh', 'id_rsa')}`,
+  ]) {
+    const d = core.decide(unfenced(command));
+    assert.equal(d.decision, 'prompt', `${command}: ${JSON.stringify(d)}`);
+    assert.ok(d.unknown.some((u) => /\/proc/.test(u.reason) && !u.bounded), `${command}: ${JSON.stringify(d.unknown)}`);
+    assert.ok(!d.effects.some((e) => e.path.startsWith('/proc/')), `${command}: ${JSON.stringify(d.effects)}`);
+    // The kernel fence checks the file the link lands on.
+    assert.equal(core.decide({ ...unfenced(command), fence: req('').fence }).decision, 'allow', command);
+  }
+  // Reading what /proc says about a process is not a path through it.
+  assert.equal(core.decide(unfenced('cat /proc/self/status /proc/cpuinfo')).decision, 'allow');
 });
 
 test('a program made executable earlier on PATH is found after invalidate()', async () => {
@@ -305,4 +316,62 @@ test('a decision is made again when a path it names answers differently, and eac
   fs.writeFileSync(path.join(ws, 'a', 'new.txt'), '');
   const after = core.decide(req('touch a/new.txt'));
   assert.equal(capOf(after), 'write', JSON.stringify(after));
+});
+
+test('a decision is kept by cwd and command however they are spelled (a NUL does not join them)', async () => {
+  const { ws, req } = quietWorld('nul-key');
+  await settle();
+  const first = { ...req(''), cwd: `${ws}\0rm -rf a` };
+  const second = { ...req('rm -rf a\0'), cwd: ws };
+  core.decide(first);
+  const mine = core.decide(second);
+  // What a host that keeps nothing says about the second call.
+  assert.deepEqual(mine, core.decide(second, { ...core.nodeHost }));
+  assert.notDeepEqual(mine, core.decide(first, { ...core.nodeHost }));
+});
+
+test('a decide made from inside a host callback neither breaks nor leaks into the call around it', async () => {
+  const { ws, req } = quietWorld('nested');
+  await settle();
+  const rule = { id: 'del-a', path: path.join(ws, 'a'), recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-03T00:00:00Z' };
+  // The inner call's context holds a rule the outer one does not.
+  const inner = req('rm a/f', [rule]);
+  const plain = req('rm a/f');
+  const expectedInner = core.decide(inner, { ...core.nodeHost });
+  const expectedPlain = core.decide(plain, { ...core.nodeHost });
+  assert.notDeepEqual(expectedInner, expectedPlain);
+  let seen;
+  const host = Object.freeze({
+    canonical(p) {
+      if (seen === undefined) seen = core.decide(inner);
+      return p;
+    },
+    kind: () => 'missing',
+    which: (name) => `/custom/bin/${name}`,
+    generation: () => 7,
+  });
+  // The outer context is already sent: the core holds it only between calls.
+  assert.deepEqual(core.decide(plain), expectedPlain);
+  const outer = core.decide({ ...plain, command: 'cat b/x' }, host);
+  assert.deepEqual(seen, expectedInner);
+  // PATH answers are the outer host's, not those the inner call looked up.
+  const runs = outer.effects.filter((e) => e.capability === 'execute').map((e) => e.path);
+  assert.deepEqual(runs, ['/custom/bin/cat'], JSON.stringify(outer));
+  // The next plain call answers for its own context, not the inner one's.
+  assert.deepEqual(core.decide(plain), expectedPlain);
+  assert.deepEqual(core.decide(inner), expectedInner);
+});
+
+test('a host that throws makes decide throw, naming the question: nothing is decided on a guess', () => {
+  const ws = path.join(tmp, 'real');
+  const req = {
+    command: 'cat file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+  };
+  const broken = { ...core.nodeHost, canonical: () => { throw new Error('disk on fire'); } };
+  assert.throws(() => core.decide(req, broken), /host\.canonical.*disk on fire/);
+  const wrongType = { ...core.nodeHost, kind: () => 42 };
+  assert.throws(() => core.decide({ ...req, command: 'touch new.txt' }, wrongType), /host\.kind/);
+  // The node:fs host answers again right after.
+  assert.equal(core.decide(req).decision, 'allow');
 });
