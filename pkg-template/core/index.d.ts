@@ -134,6 +134,9 @@ export interface Host {
   /** Optional: while this number stays the same, the prepared policy and
    * PATH answers may be reused across decisions. */
   generation?(): number;
+  /* A function that throws, or answers something other than a string (for
+   * `which`: a string or null), makes the call throw an Error naming the
+   * question: nothing is decided on a guess. */
 }
 
 /** The node:fs host `decide` uses by default. */
