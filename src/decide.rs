@@ -220,9 +220,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     for e in &analysis.effects {
         let spellings = Spellings::of(&e.path, host);
         if spellings.0.iter().any(|s| paths::through_process_link(s)) {
-            linked.push(Unseen::Opaque {
-                reason: format!("`{}` goes through a process's link in /proc, which leads wherever that process points when it runs", e.path),
-            });
+            linked.push(Unseen::ProcessLink { capability: e.capability, path: e.path.clone() });
             continue;
         }
         let r = policy.resolve(&spellings, e.capability);
@@ -239,8 +237,21 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let mut unknown = Vec::new();
     let mut unbounded: Vec<(String, Capability)> = Vec::new();
     let mut program_needs: Vec<(String, Capability, String)> = Vec::new();
+    let mut link_prompt = None;
     for u in analysis.unseen.iter().chain(&linked) {
         match u {
+            Unseen::ProcessLink { capability, path } => {
+                // Not bounded by a grant on the cwd: the link may lead anywhere.
+                let bounded = fence_has(*capability);
+                let reason = format!("`{path}` goes through a process's link in /proc, which leads wherever that process points when it runs");
+                if !bounded && link_prompt.is_none() {
+                    link_prompt = Some(format!("{} {path}: only the kernel fence can bound where it leads, and it does not cover {} now", capability.as_str(), capability.as_str()));
+                }
+                let u = Unknown { capability: Some(*capability), reason, bounded };
+                if !unknown.contains(&u) {
+                    unknown.push(u);
+                }
+            }
             Unseen::Computed { capability, scope, reason } => {
                 let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);
                 unbounded.extend(open.into_iter().map(|dir| (dir, *capability)));
@@ -311,6 +322,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 missing.push(PathCapability { path, capability: Capability::Create });
             }
         }
+    }
+    // Nothing a rule could name is missing, but a /proc link is unbounded:
+    // the card asks, and proposes nothing to keep.
+    if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {

@@ -29,12 +29,29 @@ pub enum Unseen {
     /// A program that rewrites files it chooses under `scope` (git switching
     /// branches): "Always allow" grants it to that program, not to the folder.
     ProgramState { program: String, capability: Capability, scope: Vec<String>, reason: String },
+    /// A path through one of a process's links in /proc (`path` as written):
+    /// it leads wherever that process points when it runs. No rule or grant
+    /// can name where, so only the kernel fence bounds it.
+    ProcessLink { capability: Capability, path: String },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Analysis {
     pub effects: Vec<Effect>,
     pub unseen: Vec<Unseen>,
+    /// Links this command line makes (`ln`), as (link, target): a later
+    /// path through one reaches the target, which no lookup made before the
+    /// line runs can see. `None`: the target is computed.
+    pub links: Vec<(String, Option<String>)>,
+}
+
+/// Where a path a command names lands, as the kernel will open it.
+enum Located {
+    Path(String),
+    /// Through a process's link in /proc (the spelling, for the reason).
+    ProcessLink(String),
+    /// Through a link this line makes to a computed target.
+    Computed(String),
 }
 
 /// Nested `bash -c '…'` is followed this deep, then treated as opaque.
@@ -54,14 +71,19 @@ pub struct Context<'a> {
 /// Everything `items` would do.
 pub fn analyse(items: &[Item], cx: &Context, depth: usize) -> Analysis {
     let mut out = Analysis::default();
-    for item in items {
-        match item {
-            Item::Command(cmd) => command(cmd, cx, depth, &mut out),
-            Item::Redirect { redirect, cwd } => redirection(redirect, cwd, cx, &mut out),
-        }
-    }
+    analyse_into(items, cx, depth, &mut out);
     dedupe(&mut out);
     out
+}
+
+/// `analyse` adding to `out`, whose `links` (made earlier on the line) apply.
+fn analyse_into(items: &[Item], cx: &Context, depth: usize, out: &mut Analysis) {
+    for item in items {
+        match item {
+            Item::Command(cmd) => command(cmd, cx, depth, out),
+            Item::Redirect { redirect, cwd } => redirection(redirect, cwd, cx, out),
+        }
+    }
 }
 
 fn dedupe(out: &mut Analysis) {
@@ -354,23 +376,30 @@ impl Sink<'_, '_> {
                 if s.is_empty() {
                     return;
                 }
-                match self.dirs().cloned() {
-                    Some(dirs) => {
-                        for d in dirs {
-                            let p = paths::absolute(&d, s, self.cx.home);
+                let bases = match self.dirs().cloned() {
+                    Some(dirs) => dirs,
+                    None if s.starts_with('/') || s.starts_with('~') => vec!["/".to_string()],
+                    None => Vec::new(),
+                };
+                for d in &bases {
+                    match self.locate(d, s) {
+                        Located::Path(p) => {
                             let c = cap(&p, kind(&p));
                             self.out.effects.push(Effect { path: p, capability: c });
                         }
+                        Located::ProcessLink(spelled) => {
+                            let c = cap(&spelled, PathKind::Missing);
+                            self.out.unseen.push(Unseen::ProcessLink { capability: c, path: spelled });
+                        }
+                        Located::Computed(why) => {
+                            let c = cap("", PathKind::Missing);
+                            self.computed(c, why);
+                        }
                     }
-                    None if s.starts_with('/') || s.starts_with('~') => {
-                        let p = paths::absolute("/", s, self.cx.home);
-                        let c = cap(&p, kind(&p));
-                        self.out.effects.push(Effect { path: p, capability: c });
-                    }
-                    None => {
-                        let c = cap("", PathKind::Missing);
-                        self.computed(c, format!("`{s}` is relative to a directory only the shell knows"));
-                    }
+                }
+                if bases.is_empty() {
+                    let c = cap("", PathKind::Missing);
+                    self.computed(c, format!("`{s}` is relative to a directory only the shell knows"));
                 }
             }
             Arg::Glob { dir, escapes: false, text } if self.dirs().is_some() => {
@@ -407,6 +436,55 @@ impl Sink<'_, '_> {
         }
     }
 
+    /// `s` from `base` as the kernel will open it: a `..` climbs from where
+    /// the path before it really is (links followed, those this line makes
+    /// included), not from its spelling, as `cat link/../x` does.
+    fn locate(&self, base: &str, s: &str) -> Located {
+        let joined = paths::join(base, s, self.cx.home);
+        if !joined.split('/').any(|seg| seg == "..") {
+            return self.through_links_made(paths::normalize(&joined), s);
+        }
+        let mut cur = String::from("/");
+        for seg in joined.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => {
+                    let here = match self.through_links_made(cur, s) {
+                        Located::Path(p) => p,
+                        other => return other,
+                    };
+                    let real = self.cx.host.canonical(&here);
+                    if paths::through_process_link(&here) || paths::through_process_link(&real) {
+                        return Located::ProcessLink(joined);
+                    }
+                    cur = paths::parent(&real).to_string();
+                }
+                name => {
+                    if !cur.ends_with('/') {
+                        cur.push('/');
+                    }
+                    cur.push_str(name);
+                }
+            }
+        }
+        self.through_links_made(cur, s)
+    }
+
+    /// `p` with any link made earlier on this line replaced by its target.
+    fn through_links_made(&self, mut p: String, s: &str) -> Located {
+        // A chain of links made on the line is followed as far as the kernel would.
+        for _ in 0..40 {
+            let Some((link, target)) = self.out.links.iter().rev().find(|(l, _)| paths::within(&p, l)) else {
+                return Located::Path(p);
+            };
+            let Some(target) = target else {
+                return Located::Computed(format!("`{s}` goes through a link this command line makes to a computed target"));
+            };
+            p = paths::normalize(&format!("{target}/{}", &p[link.len()..]));
+        }
+        Located::Computed(format!("`{s}` goes through a loop of links this command line makes"))
+    }
+
     fn computed(&mut self, cap: Capability, reason: String) {
         let scope = self.dirs().cloned().unwrap_or_default();
         self.out.unseen.push(Unseen::Computed { capability: cap, scope, reason });
@@ -435,9 +513,10 @@ impl Sink<'_, '_> {
 
 /// Descriptors and devices that are not files a rule is about.
 fn is_stream_path(s: &str) -> bool {
+    let descriptor = |prefix: &str| s.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     matches!(s, "-" | "/dev/null" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "/dev/random" | "/dev/urandom")
-        || s.starts_with("/dev/fd/")
-        || s.starts_with("/proc/self/fd/")
+        || descriptor("/dev/fd/")
+        || descriptor("/proc/self/fd/")
 }
 
 fn create_or_write(_: &str, kind: PathKind) -> Capability {
@@ -559,7 +638,7 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
     if w == Wrapper::Xargs {
         // The program is visible, its operands arrive on stdin: every path
         // effect it has is computed.
-        let mut inner = Analysis::default();
+        let mut inner = Analysis { links: out.links.clone(), ..Default::default() };
         let mut probe = rest.to_vec();
         probe.push(Arg::Computed { text: "<input from xargs>".into() });
         run(&probe, &cwd, cx, depth, &mut inner);
@@ -1040,6 +1119,21 @@ fn url_file_name(url: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
+/// `ln`: later paths through `link` on this line reach `src` (see
+/// `Analysis::links`).
+fn made_link(sink: &mut Sink, src: &Arg, link: &str, symbolic: bool) {
+    let Some(dirs) = sink.dirs().cloned() else { return };
+    for d in dirs {
+        let at = paths::absolute(&d, link, sink.cx.home);
+        let target = src.literal().map(|t| {
+            // A symbolic link's text is read from the folder it lives in.
+            let base = if symbolic { paths::parent(&at).to_string() } else { d.clone() };
+            paths::absolute(&base, t, sink.cx.home)
+        });
+        sink.out.links.push((at, target));
+    }
+}
+
 /// cp / mv / ln / install / rsync: sources and one destination.
 fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     let target_dir = s.values(&["-t", "--target-directory"]).first().copied();
@@ -1069,6 +1163,7 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
         }
     }
     let Some(dest) = dest else { return };
+    let symbolic = s.short('s') || s.has(&["--symbolic"]);
     match &dest {
         Arg::Literal(d) => {
             let dirs = sink.dirs().cloned();
@@ -1084,9 +1179,12 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
                             let leaf = paths::file_name(sname.trim_end_matches('/'));
                             let p = format!("{}/{}", d.trim_end_matches('/'), leaf);
                             if role != Role::Copy {
-                                sink.path(&Arg::Literal(p), Create);
+                                sink.path(&Arg::Literal(p.clone()), Create);
                             } else {
-                                sink.fill(&Arg::Literal(p));
+                                sink.fill(&Arg::Literal(p.clone()));
+                            }
+                            if role == Role::Link {
+                                made_link(sink, src, &p, symbolic);
                             }
                         }
                         None => sink.unknown_names_in(Some(&dest), &[Create, Write], "the names copied in are computed"),
@@ -1096,6 +1194,11 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
                 sink.fill(&dest);
             } else {
                 sink.path(&dest, Create);
+                if role == Role::Link {
+                    if let Some(src) = sources.first() {
+                        made_link(sink, src, d, symbolic);
+                    }
+                }
                 if role == Role::Move {
                     // Renaming over an existing file replaces it.
                     sink.path_with(&dest, |_, k| if k == PathKind::Missing { Create } else { Write });
@@ -1215,7 +1318,7 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
                     .iter()
                     .map(|a| if a.text().contains("{}") { Arg::Computed { text: a.text().to_string() } } else { a.clone() })
                     .collect();
-                let mut inner = Analysis::default();
+                let mut inner = Analysis { links: sink.out.links.clone(), ..Default::default() };
                 run(&argv, sink.cwd, sink.cx, depth, &mut inner);
                 let scope = scope_of(sink);
                 for e in inner.effects {
@@ -1255,9 +1358,11 @@ fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
                 match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
                     Ok(items) => {
                         let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, workspace: sink.cx.workspace, host: sink.cx.host };
-                        let a = analyse(&items, &inner_cx, depth + 1);
+                        let mut a = Analysis { links: sink.out.links.clone(), ..Default::default() };
+                        analyse_into(&items, &inner_cx, depth + 1, &mut a);
                         sink.out.effects.extend(a.effects);
                         sink.out.unseen.extend(a.unseen);
+                        sink.out.links = a.links;
                     }
                     Err(e) => sink.opaque(format!("the inner shell program cannot be read ({})", e.0)),
                 }

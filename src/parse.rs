@@ -662,6 +662,8 @@ struct WordBuilder {
     after_glob: String,
     computed: bool,
     stream: bool,
+    /// An unquoted `{` was seen: a later unquoted `,` or `..` expands.
+    brace: bool,
 }
 
 impl WordBuilder {
@@ -690,10 +692,19 @@ impl WordBuilder {
                     }
                     self.push(&c.to_string());
                 }
-                // Brace expansion `{a,b}` makes several words.
-                '{' if raw.contains(',') || raw.contains("..") => {
-                    self.computed = true;
+                // Brace expansion `{a,b}`, `{1..3}` makes several words; the
+                // word may be split into pieces anywhere between the braces.
+                '{' => {
+                    self.brace = true;
                     self.push("{");
+                }
+                ',' if self.brace => {
+                    self.computed = true;
+                    self.push(",");
+                }
+                '.' if self.brace && chars.peek() == Some(&'.') => {
+                    self.computed = true;
+                    self.push(".");
                 }
                 _ => self.push(&c.to_string()),
             }

@@ -6,7 +6,14 @@
 /// Make `spelling` absolute against `base`, expanding a leading `~` to `home`
 /// and folding `.` and `..` lexically.
 pub fn absolute(base: &str, spelling: &str, home: &str) -> String {
-    let joined = if spelling == "~" {
+    normalize(&join(base, spelling, home))
+}
+
+/// `spelling` against `base` with a leading `~` expanded, `.` and `..` kept
+/// (a `..` after a symlink climbs from where the link lands, which only the
+/// file system can say).
+pub fn join(base: &str, spelling: &str, home: &str) -> String {
+    if spelling == "~" {
         home.to_string()
     } else if let Some(rest) = spelling.strip_prefix("~/") {
         format!("{home}/{rest}")
@@ -14,8 +21,7 @@ pub fn absolute(base: &str, spelling: &str, home: &str) -> String {
         spelling.to_string()
     } else {
         format!("{base}/{spelling}")
-    };
-    normalize(&joined)
+    }
 }
 
 /// Fold `.`, `..` and repeated slashes of an absolute path.
@@ -91,6 +97,11 @@ pub fn file_name(path: &str) -> &str {
 /// wherever that process (often the very shell that runs it) points, which
 /// no lookup made before the command runs can tell.
 pub fn through_process_link(path: &str) -> bool {
+    // /dev/fd/N is the reading process's descriptor N (a link to
+    // /proc/self/fd on Linux): below it lies whatever that descriptor is.
+    if path.strip_prefix("/dev/fd/").is_some_and(|rest| !rest.is_empty()) {
+        return true;
+    }
     let Some(rest) = path.strip_prefix("/proc/") else { return false };
     let mut segs = rest.split('/');
     let is_process = |s: &str| s == "self" || s == "thread-self" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
@@ -128,10 +139,10 @@ mod tests {
 
     #[test]
     fn a_process_link_in_proc_is_told_apart_from_what_proc_reports() {
-        for linked in ["/proc/self/cwd", "/proc/self/cwd/.ssh/id_rsa", "/proc/123/root/etc", "/proc/thread-self/fd/3", "/proc/1/task/2/cwd/x", "/proc/self/exe", "/proc/7/map_files/a-b", "/proc/self/ns/mnt"] {
+        for linked in ["/proc/self/cwd", "/proc/self/cwd/.ssh/id_rsa", "/proc/123/root/etc", "/proc/thread-self/fd/3", "/proc/1/task/2/cwd/x", "/proc/self/exe", "/proc/7/map_files/a-b", "/proc/self/ns/mnt", "/dev/fd/3", "/dev/fd/3/h/.ssh"] {
             assert!(through_process_link(linked), "{linked}");
         }
-        for plain in ["/proc", "/proc/self", "/proc/self/status", "/proc/cpuinfo", "/proc/sys/kernel/cwd", "/proc/self/fdinfo/3", "/home/u/proc/self/cwd", "/procx/self/cwd"] {
+        for plain in ["/proc", "/proc/self", "/proc/self/status", "/proc/cpuinfo", "/proc/sys/kernel/cwd", "/proc/self/fdinfo/3", "/home/u/proc/self/cwd", "/procx/self/cwd", "/dev/fd", "/dev/fdx/1"] {
             assert!(!through_process_link(plain), "{plain}");
         }
     }
