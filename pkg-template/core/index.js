@@ -54,15 +54,16 @@ function stamp(dir) {
 
 /** A name is being looked up in `dir` (or a PATH candidate `dir` exists):
  * answers may now depend on it. Pseudo file systems are never vouched for;
- * the reserved system trees are not watched: what is read there is reused
- * for STABLE_MS regardless (see SYSTEM). */
-function watch(dir) {
+ * the reserved system trees are not watched (what is read there is reused
+ * for STABLE_MS regardless, see SYSTEM) unless `always`: a link there may
+ * lead out of them. */
+function watch(dir, always = false) {
   if (gen.watched.has(dir)) return;
   if (UNTRACKED.some((root) => under(dir, root))) {
     gen.hot = true;
     return;
   }
-  if (isSystem(dir)) return;
+  if (!always && isSystem(dir)) return;
   const s = stamp(dir);
   if (s.recent) gen.hot = true;
   gen.watched.set(dir, s.key);
@@ -117,6 +118,9 @@ function child(dir, name, state, kept = true) {
   }
   if (state.links >= MAX_LINKS) return here;
   state.links += 1;
+  // A link may lead out of the system trees (to /etc, home…): the folder
+  // holding it is watched even there, since what it says is reused.
+  if (kept) watch(dir, true);
   let target;
   try {
     target = fs.readlinkSync(here);

@@ -375,3 +375,86 @@ test('a host that throws makes decide throw, naming the question: nothing is dec
   // The node:fs host answers again right after.
   assert.equal(core.decide(req).decision, 'allow');
 });
+
+test('a `..` after a symlink climbs from where the link lands, as the kernel opens it', async () => {
+  const { ws, req } = quietWorld('dotdot');
+  const ssh = path.join(tmp, 'dotdot', 'home', '.ssh');
+  fs.mkdirSync(path.join(ssh, 'd'), { recursive: true });
+  fs.writeFileSync(path.join(ssh, 'id_rsa'), 'secret');
+  fs.symlinkSync(path.join(ssh, 'd'), path.join(ws, 'l'));
+  await settle();
+  const d = core.decide({ ...req('cat l/../id_rsa'), fence: [] });
+  assert.equal(d.decision, 'refuse', JSON.stringify(d));
+  assert.ok(d.effects.some((e) => e.path === path.join(ssh, 'id_rsa') && e.capability === 'read'), JSON.stringify(d.effects));
+  // Spelled without a link, the same text stays in the workspace.
+  fs.unlinkSync(path.join(ws, 'l'));
+  fs.mkdirSync(path.join(ws, 'l'));
+  core.invalidate();
+  assert.equal(core.decide({ ...req('cat l/../a/f'), fence: [] }).decision, 'allow');
+});
+
+test('a frozen host that failed once has none of its guesses kept: the next call prepares afresh', async () => {
+  const { ws, req } = quietWorld('flaky');
+  const links = path.join(tmp, 'flaky', 'links');
+  fs.mkdirSync(links);
+  const link = path.join(links, 'a');
+  fs.symlinkSync(path.join(ws, 'a'), link);
+  const rules = [{ id: 'via-link', path: link, recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-03T00:00:00Z' }];
+  let failures = 1;
+  const host = Object.freeze({
+    canonical: core.nodeHost.canonical,
+    kind: core.nodeHost.kind,
+    which: core.nodeHost.which,
+    canonicalRoot(p) {
+      if (p === link && failures > 0) {
+        failures -= 1;
+        throw new Error('flaky disk');
+      }
+      return core.nodeHost.canonicalRoot(p);
+    },
+    generation: () => 9,
+  });
+  const command = `rm ${path.join(ws, 'a', 'f')}`;
+  assert.throws(() => core.decide(req(command, rules), host), /host\.canonicalRoot.*flaky disk/);
+  // Had the policy prepared from the guess (the link as spelled) been kept
+  // for generation 9, the rule would not reach a/f.
+  const again = core.decide(req(command, rules), host);
+  assert.equal(again.decision, 'allow', JSON.stringify(again));
+});
+
+test('a system path reached through a cached folder that links out of the system trees is not kept for the minute', async (t) => {
+  const shareDir = '/usr/share';
+  const name = `dsh-allow-test-${process.pid}`;
+  const L = path.join(shareDir, name);
+  try {
+    fs.symlinkSync(path.join(tmp, 'nowhere-yet'), L);
+  } catch (e) {
+    t.skip(`cannot make a link in ${shareDir} (${e.code}): needs root`);
+    console.log(`SKIP: a link in ${shareDir} needs root (${e.code})`);
+    return;
+  }
+  try {
+    const { ws, req } = quietWorld('system-out');
+    const home = path.join(tmp, 'system-out', 'home');
+    fs.mkdirSync(path.join(ws, 'sub'));
+    fs.writeFileSync(path.join(ws, 'sub', 'f'), 'x');
+    fs.mkdirSync(path.join(home, '.ssh', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.ssh', 'sub', 'f'), 'secret');
+    fs.unlinkSync(L);
+    fs.symlinkSync(ws, L);
+    await settle();
+    core.invalidate();
+    const unfenced = (command) => ({ ...req(command), fence: [] });
+    // The folder L is cached by the first call, then walked through by the second.
+    assert.equal(core.decide(unfenced(`ls ${L}/sub`)).decision, 'allow');
+    assert.equal(core.decide(unfenced(`cat ${L}/sub/f`)).decision, 'allow');
+    // L now leads into the credential store.
+    fs.unlinkSync(L);
+    fs.symlinkSync(path.join(home, '.ssh'), L);
+    core.invalidate();
+    const after = core.decide(unfenced(`cat ${L}/sub/f`));
+    assert.equal(after.decision, 'refuse', JSON.stringify(after));
+  } finally {
+    fs.rmSync(L, { force: true });
+  }
+});
