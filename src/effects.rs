@@ -5,7 +5,7 @@
 //! the table yields only the execute effect on its binary.
 
 use crate::capability::Capability::{self, *};
-use crate::host::{Host, PathKind};
+use crate::host::{Host, Landing, PathKind};
 use crate::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 use crate::paths;
 
@@ -39,10 +39,25 @@ pub enum Unseen {
 pub struct Analysis {
     pub effects: Vec<Effect>,
     pub unseen: Vec<Unseen>,
-    /// Links this command line makes (`ln`), as (link, target): a later
-    /// path through one reaches the target, which no lookup made before the
-    /// line runs can see. `None`: the target is computed.
-    pub links: Vec<(String, Option<String>)>,
+    /// Links this command line makes (`ln`, `link`): a path through one
+    /// reaches its target, which no lookup made before the line runs can
+    /// see. Filled by a first pass over the whole line, since a loop, a
+    /// pipeline, a function or a trap may meet a link made later in the text.
+    pub made: Vec<MadeLink>,
+    /// While the first pass runs: links found so far.
+    found: Vec<MadeLink>,
+    /// Set while a link's own name is recorded (ln creates the link, it does
+    /// not go through it).
+    plain: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MadeLink {
+    /// Where the link is made, as spelled (absolute) and as really placed.
+    pub at: String,
+    pub real_at: String,
+    /// What it points to, absolute but with its `..` kept; `None`: computed.
+    pub target: Option<String>,
 }
 
 /// Where a path a command names lands, as the kernel will open it.
@@ -72,11 +87,23 @@ pub struct Context<'a> {
 pub fn analyse(items: &[Item], cx: &Context, depth: usize) -> Analysis {
     let mut out = Analysis::default();
     analyse_into(items, cx, depth, &mut out);
+    if !out.found.is_empty() {
+        // Judge the line again, every path both as the disk has it now and
+        // through every link the line makes.
+        out = Analysis { made: std::mem::take(&mut out.found), ..Default::default() };
+        analyse_into(items, cx, depth, &mut out);
+    }
     dedupe(&mut out);
     out
 }
 
-/// `analyse` adding to `out`, whose `links` (made earlier on the line) apply.
+/// A fresh analysis for a part of the line (a nested shell, xargs' or
+/// find's command) that knows the links the line makes.
+fn part_of(out: &Analysis) -> Analysis {
+    Analysis { made: out.made.clone(), ..Default::default() }
+}
+
+/// `analyse` adding to `out`.
 fn analyse_into(items: &[Item], cx: &Context, depth: usize, out: &mut Analysis) {
     for item in items {
         match item {
@@ -213,6 +240,7 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["install"], takes_value: &["-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--target-directory", "--suffix"], kind: Kind::Role(Role::Copy) },
     Program { names: &["rsync"], takes_value: &["-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--log-file", "--password-file", "--chmod", "--chown", "-B", "--block-size", "--max-size", "--min-size", "--partial-dir", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest"], kind: Kind::Role(Role::Copy) },
     Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Link) },
+    Program { names: &["link"], takes_value: &[], kind: Kind::Role(Role::Link) },
     Program { names: &["sed"], takes_value: &["-e", "-f", "-l", "--expression", "--file", "--line-length"], kind: Kind::Role(Role::Sed) },
     // Editors run by a script (`vim -Es -c … f`, `ex -sc '…|x' f`): the vim
     // family saves by renaming (backup, swap files), `ed` writes in place.
@@ -333,6 +361,15 @@ fn split<'a>(args: &'a [Arg], takes_value: &[&str]) -> Split<'a> {
 }
 
 /// The value of `--opt=value` or of a separate word.
+/// An option's value as an argument: its literal text (see `option_value`),
+/// or the computed word itself, so that a computed path is judged as one.
+fn option_arg(name: &str, value: &Arg) -> Arg {
+    match option_value(name, value) {
+        Some(text) => Arg::Literal(text.to_string()),
+        None => value.clone(),
+    }
+}
+
 fn option_value<'a>(name: &str, value: &'a Arg) -> Option<&'a str> {
     let text = value.literal()?;
     if let Some(rest) = text.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
@@ -381,8 +418,15 @@ impl Sink<'_, '_> {
                     None if s.starts_with('/') || s.starts_with('~') => vec!["/".to_string()],
                     None => Vec::new(),
                 };
+                let mut located = Vec::new();
                 for d in &bases {
-                    match self.locate(d, s) {
+                    located.push(self.locate(d, s, false));
+                    if !self.out.made.is_empty() && !self.out.plain {
+                        located.push(self.locate(d, s, true));
+                    }
+                }
+                for l in located {
+                    match l {
                         Located::Path(p) => {
                             let c = cap(&p, kind(&p));
                             self.out.effects.push(Effect { path: p, capability: c });
@@ -437,52 +481,65 @@ impl Sink<'_, '_> {
     }
 
     /// `s` from `base` as the kernel will open it: a `..` climbs from where
-    /// the path before it really is (links followed, those this line makes
-    /// included), not from its spelling, as `cat link/../x` does.
-    fn locate(&self, base: &str, s: &str) -> Located {
+    /// the path before it really is (links followed), not from its spelling,
+    /// as `cat link/../x` does. `through_made`: links this line makes are
+    /// followed too (see `Analysis::made`).
+    fn locate(&self, base: &str, s: &str, through_made: bool) -> Located {
         let joined = paths::join(base, s, self.cx.home);
-        if !joined.split('/').any(|seg| seg == "..") {
-            return self.through_links_made(paths::normalize(&joined), s);
+        let no_links = !through_made || self.out.made.is_empty();
+        if no_links && !joined.split('/').any(|seg| seg == "..") {
+            return Located::Path(paths::normalize(&joined));
         }
-        let mut cur = String::from("/");
-        for seg in joined.split('/') {
-            match seg {
-                "" | "." => {}
-                ".." => {
-                    let here = match self.through_links_made(cur, s) {
-                        Located::Path(p) => p,
-                        other => return other,
-                    };
-                    let real = self.cx.host.canonical(&here);
-                    if paths::through_process_link(&here) || paths::through_process_link(&real) {
-                        return Located::ProcessLink(joined);
-                    }
-                    cur = paths::parent(&real).to_string();
-                }
-                name => {
-                    if !cur.ends_with('/') {
-                        cur.push('/');
-                    }
-                    cur.push_str(name);
-                }
-            }
-        }
-        self.through_links_made(cur, s)
+        self.locate_joined(&joined, s, through_made, 0)
     }
 
-    /// `p` with any link made earlier on this line replaced by its target.
-    fn through_links_made(&self, mut p: String, s: &str) -> Located {
-        // A chain of links made on the line is followed as far as the kernel would.
-        for _ in 0..40 {
-            let Some((link, target)) = self.out.links.iter().rev().find(|(l, _)| paths::within(&p, l)) else {
-                return Located::Path(p);
-            };
-            let Some(target) = target else {
-                return Located::Computed(format!("`{s}` goes through a link this command line makes to a computed target"));
-            };
-            p = paths::normalize(&format!("{target}/{}", &p[link.len()..]));
+    fn locate_joined(&self, joined: &str, s: &str, through_made: bool, depth: usize) -> Located {
+        // The kernel gives up after 40 links and on paths over PATH_MAX;
+        // past those (or many `..`) the path is not followed here either.
+        if depth > 40 || joined.len() > 4096 || joined.split('/').filter(|seg| *seg == "..").count() > 64 {
+            return Located::Computed(format!("`{s}` is too long or winding to follow before it runs"));
         }
-        Located::Computed(format!("`{s}` goes through a loop of links this command line makes"))
+        let made = |p: &str| if through_made { self.made_at(p) } else { None };
+        match crate::host::land(joined, self.cx.host, &made) {
+            Landing::Path(p) => Located::Path(p),
+            Landing::ProcessLink => Located::ProcessLink(joined.to_string()),
+            Landing::Made { target: None, .. } => {
+                Located::Computed(format!("`{s}` goes through a link this command line makes to a computed target"))
+            }
+            // Go on from the link's target, its own `..` included.
+            Landing::Made { target: Some(target), rest } => self.locate_joined(&format!("{target}/{rest}"), s, through_made, depth + 1),
+        }
+    }
+
+    /// Where a program runs after changing to `d` (`-C d`): as the kernel's
+    /// chdir finds it; unknown when that goes through a process link.
+    fn chdir(&self, d: &str) -> Cwd {
+        let Some(dirs) = self.dirs() else { return Cwd(None) };
+        let mut next = Vec::new();
+        for base in dirs {
+            match self.locate(base, d, true) {
+                Located::Path(p) if !paths::through_process_link(&p) => next.push(p),
+                _ => return Cwd(None),
+            }
+        }
+        Cwd(Some(next))
+    }
+
+    /// The target of a link this line makes at `p` (spelled so, or where
+    /// `p` really is): `Some(None)` when the target is computed.
+    fn made_at(&self, p: &str) -> Option<Option<String>> {
+        if self.out.made.is_empty() {
+            return None;
+        }
+        if let Some(l) = self.out.made.iter().find(|l| l.at == p) {
+            return Some(l.target.clone());
+        }
+        // Asked for every folder on a path: a very deep one is not followed.
+        if paths::depth(p) > 64 {
+            return Some(None);
+        }
+        let real = self.cx.host.canonical(p);
+        self.out.made.iter().find(|l| l.real_at == real).map(|l| l.target.clone())
     }
 
     fn computed(&mut self, cap: Capability, reason: String) {
@@ -494,7 +551,7 @@ impl Sink<'_, '_> {
     fn unknown_names_in(&mut self, dir: Option<&Arg>, caps: &[Capability], why: &str) {
         let dirs: Option<Vec<String>> = match dir {
             None => self.dirs().cloned(),
-            Some(Arg::Literal(d)) => self.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, d, self.cx.home)).collect()),
+            Some(Arg::Literal(d)) => self.chdir(d).0,
             Some(_) => None,
         };
         for &cap in caps {
@@ -560,6 +617,10 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         execute(name, cwd, cx, out);
     }
     let args = &argv[1..];
+    if name == "trap" {
+        trap(args, cwd, cx, depth, out);
+        return;
+    }
     let Some(prog) = program(base) else { return };
     match prog.kind {
         Kind::Wrapper(w) => wrapper(w, prog, args, cwd, cx, depth, out),
@@ -605,12 +666,20 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
         if w == Wrapper::Command && (t == "-v" || t == "-V") {
             return; // only looks the name up
         }
+        if w == Wrapper::Xargs && (matches!(t, "-a" | "--arg-file") || t.starts_with("--arg-file=")) {
+            // The operands come from that file: it is read.
+            let (value, step) = if t.starts_with("--arg-file=") { (Some(args[i].clone()), 1) } else { (args.get(i + 1).cloned(), 2) };
+            if let Some(v) = value {
+                Sink { cx, cwd: &cwd, out }.path(&option_arg("--arg-file", &v), Read);
+            }
+            i += step;
+            continue;
+        }
         if prog.takes_value.contains(&t) {
             if w == Wrapper::Env && matches!(t, "-C" | "--chdir") {
-                let dir = args.get(i + 1).and_then(Arg::literal);
-                cwd = match (dir, &cwd.0) {
-                    (Some(d), Some(ds)) => Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, cx.home)).collect())),
-                    _ => Cwd(None),
+                cwd = match args.get(i + 1).and_then(Arg::literal) {
+                    Some(d) => Sink { cx, cwd: &cwd, out }.chdir(d),
+                    None => Cwd(None),
                 };
             }
             if w == Wrapper::Env && matches!(t, "-S" | "--split-string") {
@@ -638,7 +707,7 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
     if w == Wrapper::Xargs {
         // The program is visible, its operands arrive on stdin: every path
         // effect it has is computed.
-        let mut inner = Analysis { links: out.links.clone(), ..Default::default() };
+        let mut inner = part_of(out);
         let mut probe = rest.to_vec();
         probe.push(Arg::Computed { text: "<input from xargs>".into() });
         run(&probe, &cwd, cx, depth, &mut inner);
@@ -654,6 +723,7 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
             }
         }
         out.unseen.extend(inner.unseen);
+        out.found.extend(inner.found);
         return;
     }
     run(rest, &cwd, cx, depth, out);
@@ -688,8 +758,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::CreateOrWrite => {
             for v in s.values(&["-r", "--reference"]) {
-                if let Some(p) = option_value("--reference", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--reference", v), Read);
                 }
             }
             for op in ops {
@@ -715,8 +785,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::ReadAfterFirst => {
             let pattern_given = s.has(&["-e", "--regexp", "-f", "--file"]);
             for v in s.values(&["-f", "--file"]) {
-                if let Some(p) = option_value("--file", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--file", v), Read);
                 }
             }
             let skip = if pattern_given { 0 } else { 1 };
@@ -732,8 +802,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Jq => {
             let filter_given = s.has(&["-f", "--from-file"]);
             for v in s.values(&["-f", "--from-file"]) {
-                if let Some(p) = option_value("--from-file", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--from-file", v), Read);
                 }
             }
             // --arg/--argjson take two words, --slurpfile/--rawfile name a file second.
@@ -759,8 +829,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Sort => {
             for v in s.values(&["-o", "--output"]) {
-                if let Some(p) = option_value("--output", v) {
-                    sink.fill(&Arg::Literal(p.to_string()));
+                {
+                    sink.fill(&option_arg("--output", v));
                 }
             }
             for op in ops {
@@ -781,8 +851,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 || s.options.iter().any(|(o, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
             let script_given = s.has(&["-e", "--expression", "-f", "--file"]);
             for v in s.values(&["-f", "--file"]) {
-                if let Some(p) = option_value("--file", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--file", v), Read);
                 }
             }
             for op in ops.iter().skip(if script_given { 0 } else { 1 }) {
@@ -838,18 +908,18 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Curl => {
             for v in s.values(&["-o", "--output"]) {
-                if let Some(p) = option_value("--output", v) {
-                    sink.fill(&Arg::Literal(p.to_string()));
+                {
+                    sink.fill(&option_arg("--output", v));
                 }
             }
             for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr"]) {
-                if let Some(p) = option_value("--cookie-jar", v).filter(|p| *p != "-") {
-                    sink.fill(&Arg::Literal(p.to_string()));
+                {
+                    sink.fill(&option_arg("--cookie-jar", v));
                 }
             }
             for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
-                if let Some(p) = option_value("--upload-file", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--upload-file", v), Read);
                 }
             }
             for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"]) {
@@ -860,7 +930,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 }
             }
             if s.has(&["-O", "--remote-name", "--remote-name-all"]) || s.short('O') {
-                let dir = s.values(&["--output-dir"]).first().and_then(|v| option_value("--output-dir", v)).map(|d| Arg::Literal(d.to_string()));
+                let dir = s.values(&["--output-dir"]).first().map(|v| option_arg("--output-dir", v));
                 for url in ops {
                     match url.literal().and_then(url_file_name) {
                         Some(f) => {
@@ -879,22 +949,22 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             let mut named = false;
             for v in s.values(&["-O", "--output-document"]) {
                 named = true;
-                if let Some(p) = option_value("--output-document", v).filter(|p| *p != "-") {
-                    sink.fill(&Arg::Literal(p.to_string()));
+                {
+                    sink.fill(&option_arg("--output-document", v));
                 }
             }
             for v in s.values(&["-o", "--output-file", "-a", "--append-output"]) {
-                if let Some(p) = option_value("--output-file", v) {
-                    sink.fill(&Arg::Literal(p.to_string()));
+                {
+                    sink.fill(&option_arg("--output-file", v));
                 }
             }
             for v in s.values(&["-i", "--input-file"]) {
-                if let Some(p) = option_value("--input-file", v) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
+                {
+                    sink.path(&option_arg("--input-file", v), Read);
                 }
             }
             if !named && !s.has(&["--spider"]) {
-                let prefix = s.values(&["-P", "--directory-prefix"]).first().and_then(|v| option_value("--directory-prefix", v)).map(|d| Arg::Literal(d.to_string()));
+                let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", v));
                 sink.unknown_names_in(prefix.as_ref(), &[Create, Write], "wget names the file after the URL");
             }
         }
@@ -1000,9 +1070,9 @@ fn git(args: &[Arg], sink: &mut Sink) {
         let t = args[i].text();
         match t {
             "-C" => {
-                cwd = match (args.get(i + 1).and_then(Arg::literal), &cwd.0) {
-                    (Some(d), Some(ds)) => Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, sink.cx.home)).collect())),
-                    _ => Cwd(None),
+                cwd = match args.get(i + 1).and_then(Arg::literal) {
+                    Some(d) => Sink { cx: sink.cx, cwd: &cwd, out: sink.out }.chdir(d),
+                    None => Cwd(None),
                 };
                 i += 2;
             }
@@ -1031,6 +1101,13 @@ fn git(args: &[Arg], sink: &mut Sink) {
                     inner.path(s, Delete);
                 }
                 inner.path(dest, Create);
+            }
+            false
+        }
+        "diff" if flag("--no-index") => {
+            // Two paths anywhere, compared outside any repository.
+            for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
+                inner.path(a, Read);
             }
             false
         }
@@ -1119,18 +1196,19 @@ fn url_file_name(url: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-/// `ln`: later paths through `link` on this line reach `src` (see
-/// `Analysis::links`).
+/// `ln`: paths through `link` reach `src` (see `Analysis::made`).
 fn made_link(sink: &mut Sink, src: &Arg, link: &str, symbolic: bool) {
     let Some(dirs) = sink.dirs().cloned() else { return };
     for d in dirs {
         let at = paths::absolute(&d, link, sink.cx.home);
-        let target = src.literal().map(|t| {
-            // A symbolic link's text is read from the folder it lives in.
-            let base = if symbolic { paths::parent(&at).to_string() } else { d.clone() };
-            paths::absolute(&base, t, sink.cx.home)
-        });
-        sink.out.links.push((at, target));
+        let real_at = match sink.cx.host.canonical(paths::parent(&at)) {
+            dir if dir == "/" => format!("/{}", paths::file_name(&at)),
+            dir => format!("{dir}/{}", paths::file_name(&at)),
+        };
+        // A symbolic link's text is read from the folder it lives in; `..`
+        // in it climbs from where that really is, so it is kept.
+        let target = src.literal().map(|t| paths::join(if symbolic { paths::parent(&at) } else { &d }, t, sink.cx.home));
+        sink.out.found.push(MadeLink { at, real_at, target });
     }
 }
 
@@ -1147,14 +1225,21 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
         return;
     }
     let (sources, dest): (Vec<&Arg>, Option<Arg>) = match target_dir {
-        Some(v) => (ops.clone(), option_value("--target-directory", v).map(|d| Arg::Literal(format!("{d}/")))),
+        Some(v) => (ops.clone(), Some(match option_value("--target-directory", v) { Some(d) => Arg::Literal(format!("{d}/")), None => v.clone() })),
         None if role == Role::Link && ops.len() == 1 => (ops.clone(), Some(Arg::Literal("./".into()))),
         None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), Some(ops[ops.len() - 1].clone())),
         None => (ops.clone(), None),
     };
+    let symbolic = s.short('s') || s.has(&["--symbolic"]);
     for src in &sources {
         match role {
             Role::Copy => sink.path(src, Read),
+            // A hard link is the file itself under another name: whatever
+            // may read or write the new name reads and writes it.
+            Role::Link if !symbolic => {
+                sink.path(src, Read);
+                sink.path(src, Write);
+            }
             Role::Move => {
                 sink.path(src, Read);
                 sink.path(src, Delete);
@@ -1163,8 +1248,13 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
         }
     }
     let Some(dest) = dest else { return };
-    let symbolic = s.short('s') || s.has(&["--symbolic"]);
-    match &dest {
+    sink.out.plain = role == Role::Link;
+    transfer_to(role, &sources, &dest, no_target_dir, symbolic, sink);
+    sink.out.plain = false;
+}
+
+fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, symbolic: bool, sink: &mut Sink) {
+    match dest {
         Arg::Literal(d) => {
             let dirs = sink.dirs().cloned();
             let resolve = |base: &str| paths::absolute(base, d, sink.cx.home);
@@ -1173,7 +1263,7 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
                     || sources.len() > 1
                     || dirs.as_ref().is_some_and(|ds| ds.iter().any(|b| sink.cx.host.kind(&resolve(b)) == PathKind::Dir)));
             if into_dir {
-                for src in &sources {
+                for src in sources {
                     match src.literal() {
                         Some(sname) => {
                             let leaf = paths::file_name(sname.trim_end_matches('/'));
@@ -1229,7 +1319,7 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     let create = letters.contains('c') || long("--create");
     let extract = letters.contains('x') || long("--extract") || long("--get");
     let append = letters.contains('r') || letters.contains('u') || long("--append") || long("--update");
-    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().and_then(|v| option_value("--file", v)).map(|f| Arg::Literal(f.to_string()));
+    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().map(|v| option_arg("--file", v));
     let mut operands: Vec<&Arg> = s.operands.clone();
     if !bundle.is_empty() {
         operands.remove(0);
@@ -1237,18 +1327,22 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
             archive = Some(operands.remove(0).clone());
         }
     }
-    let dir = s.values(&["-C", "--directory"]).first().and_then(|v| option_value("--directory", v)).map(|d| Arg::Literal(d.to_string()));
+    let dir = s.values(&["-C", "--directory"]).first().map(|v| option_arg("--directory", v));
     if create || append {
         if let Some(a) = &archive {
             sink.fill(a);
         }
         let base_cwd;
         let members_cwd = match (&dir, sink.cwd.0.as_ref()) {
-            (Some(Arg::Literal(d)), Some(ds)) => {
-                base_cwd = Cwd(Some(ds.iter().map(|c| paths::absolute(c, d, sink.cx.home)).collect()));
+            (None, _) => sink.cwd,
+            (Some(Arg::Literal(d)), Some(_)) => {
+                base_cwd = sink.chdir(d);
                 &base_cwd
             }
-            _ => sink.cwd,
+            _ => {
+                base_cwd = Cwd(None);
+                &base_cwd
+            }
         };
         let mut inner = Sink { cx: sink.cx, cwd: members_cwd, out: sink.out };
         for m in operands {
@@ -1318,8 +1412,9 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
                     .iter()
                     .map(|a| if a.text().contains("{}") { Arg::Computed { text: a.text().to_string() } } else { a.clone() })
                     .collect();
-                let mut inner = Analysis { links: sink.out.links.clone(), ..Default::default() };
+                let mut inner = part_of(sink.out);
                 run(&argv, sink.cwd, sink.cx, depth, &mut inner);
+                sink.out.found.extend(std::mem::take(&mut inner.found));
                 let scope = scope_of(sink);
                 for e in inner.effects {
                     sink.out.effects.push(e);
@@ -1339,6 +1434,18 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
     }
 }
 
+/// `trap ACTION SIGNAL…`: the action is a shell program run later, in this
+/// shell; it is read like `bash -c`.
+fn trap(args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+    let mut sink = Sink { cx, cwd, out };
+    match args {
+        // `trap`, `trap -l`, `trap -p …`, `trap - SIG` (reset), `trap SIG` (reset)
+        [] | [_] => {}
+        [first, ..] if matches!(first.literal(), Some(t) if t.starts_with('-')) => {}
+        [action, ..] => nested_program(action, &mut sink, depth),
+    }
+}
+
 fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     let Some(pos) = args.iter().position(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))) else {
         // `bash script.sh [args]` reads the script; the kernel bounds what it does.
@@ -1349,7 +1456,16 @@ fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
         return;
     };
     match args.get(pos + 1) {
-        Some(Arg::Literal(code)) if depth < MAX_SHELL_DEPTH => {
+        Some(program) => nested_program(program, sink, depth),
+        None => sink.opaque("a shell -c without a program".into()),
+    }
+}
+
+/// A shell program given as a word (`bash -c WORD`, `trap WORD …`): read
+/// and judged like the line itself when it is literal, opaque otherwise.
+fn nested_program(program: &Arg, sink: &mut Sink, depth: usize) {
+    match program {
+        Arg::Literal(code) if depth < MAX_SHELL_DEPTH => {
             let Some(dirs) = sink.dirs().cloned() else {
                 sink.opaque("a shell program run from a directory only the shell knows".into());
                 return;
@@ -1358,19 +1474,18 @@ fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
                 match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
                     Ok(items) => {
                         let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, workspace: sink.cx.workspace, host: sink.cx.host };
-                        let mut a = Analysis { links: sink.out.links.clone(), ..Default::default() };
+                        let mut a = part_of(sink.out);
                         analyse_into(&items, &inner_cx, depth + 1, &mut a);
                         sink.out.effects.extend(a.effects);
                         sink.out.unseen.extend(a.unseen);
-                        sink.out.links = a.links;
+                        sink.out.found.extend(a.found);
                     }
                     Err(e) => sink.opaque(format!("the inner shell program cannot be read ({})", e.0)),
                 }
             }
         }
-        Some(Arg::Literal(_)) => sink.opaque("shell programs nested this deep are not read".into()),
-        Some(other) => sink.opaque(format!("the shell program `{}` is computed when the command runs", other.text())),
-        None => sink.opaque("a shell -c without a program".into()),
+        Arg::Literal(_) => sink.opaque("shell programs nested this deep are not read".into()),
+        other => sink.opaque(format!("the shell program `{}` is computed when the command runs", other.text())),
     }
 }
 

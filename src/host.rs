@@ -17,6 +17,46 @@ pub enum PathKind {
     Dir,
 }
 
+/// Where an absolute spelling with its `..` kept lands, as the kernel walks it.
+pub enum Landing {
+    Path(String),
+    /// A `..` after one of a process's links in /proc.
+    ProcessLink,
+    /// At `at` the walk meets a link the caller knows of (one the command
+    /// line makes): `target` (`None`: computed), then `rest` below it.
+    Made { target: Option<String>, rest: String },
+}
+
+/// Walk `joined` component by component: each `..` climbs from where the
+/// path before it really is (links followed, as `cat link/../x` opens),
+/// not from its spelling. `made` names links the disk does not show yet.
+pub fn land(joined: &str, host: &dyn Host, made: &dyn Fn(&str) -> Option<Option<String>>) -> Landing {
+    let segs: Vec<&str> = joined.split('/').collect();
+    let mut cur = String::from("/");
+    for (i, seg) in segs.iter().enumerate() {
+        match *seg {
+            "" | "." => {}
+            ".." => {
+                let real = host.canonical(&cur);
+                if paths::through_process_link(&cur) || paths::through_process_link(&real) {
+                    return Landing::ProcessLink;
+                }
+                cur = paths::parent(&real).to_string();
+            }
+            name => {
+                if !cur.ends_with('/') {
+                    cur.push('/');
+                }
+                cur.push_str(name);
+                if let Some(target) = made(&cur) {
+                    return Landing::Made { target, rest: segs[i + 1..].join("/") };
+                }
+            }
+        }
+    }
+    Landing::Path(cur)
+}
+
 pub trait Host {
     /// The real path of an absolute spelling: the deepest existing ancestor
     /// resolved through symlinks, the rest re-appended.

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod baseline;
+pub mod braces;
 pub mod capability;
 #[cfg(unix)]
 pub mod cli;

@@ -508,7 +508,7 @@ impl<'a> Walker<'a> {
                     self.statements(child, &mut copy, depth)?;
                 }
                 "comment" => {}
-                _ => argv.push(self.word(child, st, depth)?),
+                _ => argv.extend(self.words(child, st, depth)?),
             }
         }
         let cwd_before = st.cwd.clone();
@@ -551,7 +551,27 @@ impl<'a> Walker<'a> {
 
     fn change_to(&self, cwd: &Cwd, target: Option<&str>) -> Cwd {
         let (Some(dirs), Some(target)) = (&cwd.0, target) else { return Cwd(None) };
-        let next: Vec<String> = dirs.iter().map(|d| paths::absolute(d, target, self.home)).collect();
+        let mut next: Vec<String> = Vec::new();
+        for d in dirs {
+            // bash's cd is logical, but falls back to the physical path when
+            // the logical one fails (and `cd -P` is physical): a `..` may
+            // land either way.
+            let joined = paths::join(d, target, self.home);
+            if joined.len() > 4096 {
+                return Cwd(None);
+            }
+            if joined.split('/').any(|seg| seg == "..") {
+                match crate::host::land(&joined, self.host, &|_| None) {
+                    crate::host::Landing::Path(p) if !next.contains(&p) => next.push(p),
+                    crate::host::Landing::Path(_) => {}
+                    _ => return Cwd(None),
+                }
+            }
+            let logical = paths::normalize(&joined);
+            if !next.contains(&logical) {
+                next.push(logical);
+            }
+        }
         let all_exist = next.iter().all(|d| self.host.kind(d) == PathKind::Dir);
         let moved = Cwd(Some(next));
         // A `cd` into a directory that does not exist yet may fail; then the
@@ -580,9 +600,16 @@ impl<'a> Walker<'a> {
 
     /// Decode one word as the shell would, running its substitutions.
     fn word(&mut self, node: Node, st: &State, depth: usize) -> Result<Arg, ParseError> {
+        let mut words = self.words(node, st, depth)?;
+        // A redirection or assignment is one word: several are computed.
+        Ok(if words.len() == 1 { words.remove(0) } else { Arg::Computed { text: self.text(node).to_string() } })
+    }
+
+    /// Decode one word as the shell would, braces expanded.
+    fn words(&mut self, node: Node, st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
         let mut w = WordBuilder::default();
         self.word_part(node, st, depth, &mut w, true)?;
-        Ok(w.finish())
+        Ok(w.finish_words(self.home))
     }
 
     fn word_part(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder, first: bool) -> Walk {
@@ -601,6 +628,8 @@ impl<'a> Walker<'a> {
                 };
                 w.unquoted(&raw);
             }
+            // `{1..3}`: the grammar's own node for a numeric sequence.
+            "brace_expression" => w.unquoted(self.text(node)),
             "raw_string" => {
                 let t = self.text(node);
                 w.quoted(t.get(1..t.len().saturating_sub(1)).unwrap_or(""));
@@ -662,12 +691,16 @@ struct WordBuilder {
     after_glob: String,
     computed: bool,
     stream: bool,
-    /// An unquoted `{` was seen: a later unquoted `,` or `..` expands.
+    /// An unquoted `{` was seen: the word may expand to several.
     brace: bool,
+    /// Part of the word was quoted, escaped or substituted: bash expands
+    /// only unquoted braces, which the text alone no longer tells.
+    mixed: bool,
 }
 
 impl WordBuilder {
     fn quoted(&mut self, s: &str) {
+        self.mixed = true;
         self.push(s);
     }
 
@@ -684,7 +717,10 @@ impl WordBuilder {
             match c {
                 '\\' => match chars.next() {
                     Some('\n') | None => {}
-                    Some(n) => self.push(&n.to_string()),
+                    Some(n) => {
+                        self.mixed = true;
+                        self.push(&n.to_string())
+                    }
                 },
                 '*' | '?' | '[' => {
                     if self.before_glob.is_none() {
@@ -692,22 +728,44 @@ impl WordBuilder {
                     }
                     self.push(&c.to_string());
                 }
-                // Brace expansion `{a,b}`, `{1..3}` makes several words; the
-                // word may be split into pieces anywhere between the braces.
+                // The word may be split into pieces anywhere between braces:
+                // expansion is judged on the whole word (see `finish_words`).
                 '{' => {
                     self.brace = true;
                     self.push("{");
                 }
-                ',' if self.brace => {
-                    self.computed = true;
-                    self.push(",");
-                }
-                '.' if self.brace && chars.peek() == Some(&'.') => {
-                    self.computed = true;
-                    self.push(".");
-                }
                 _ => self.push(&c.to_string()),
             }
+        }
+    }
+
+    /// The words this one becomes after brace expansion, `~` expanded in
+    /// each as bash does next.
+    fn finish_words(self, home: &str) -> Vec<Arg> {
+        if !self.brace || self.computed || self.stream {
+            return vec![self.finish()];
+        }
+        let may_expand = self.text.contains(',') || self.text.contains("..");
+        if self.mixed {
+            return if may_expand { vec![Arg::Computed { text: self.text }] } else { vec![self.finish()] };
+        }
+        match crate::braces::expand(&self.text) {
+            Some(words) if words.len() == 1 => vec![self.finish()],
+            Some(words) => words
+                .into_iter()
+                .map(|word| {
+                    let word = match word.as_str() {
+                        "~" => home.to_string(),
+                        w if w.starts_with("~/") => format!("{home}{}", &w[1..]),
+                        w if w.starts_with('~') => return Arg::Computed { text: word },
+                        _ => word,
+                    };
+                    let mut one = WordBuilder::default();
+                    one.unquoted(&word.replace('\\', "\\\\"));
+                    one.finish()
+                })
+                .collect(),
+            None => vec![Arg::Computed { text: self.text }],
         }
     }
 

@@ -115,7 +115,12 @@ pub fn through_process_link(path: &str) -> bool {
         }
         next = segs.next();
     }
-    matches!(next, Some("cwd" | "root" | "exe" | "fd" | "map_files" | "ns"))
+    // The fd, ns and map_files folders only list links; what is below them leads away.
+    match next {
+        Some("cwd" | "root" | "exe") => true,
+        Some("fd" | "map_files" | "ns") => segs.next().is_some_and(|s| !s.is_empty()),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -142,7 +147,7 @@ mod tests {
         for linked in ["/proc/self/cwd", "/proc/self/cwd/.ssh/id_rsa", "/proc/123/root/etc", "/proc/thread-self/fd/3", "/proc/1/task/2/cwd/x", "/proc/self/exe", "/proc/7/map_files/a-b", "/proc/self/ns/mnt", "/dev/fd/3", "/dev/fd/3/h/.ssh"] {
             assert!(through_process_link(linked), "{linked}");
         }
-        for plain in ["/proc", "/proc/self", "/proc/self/status", "/proc/cpuinfo", "/proc/sys/kernel/cwd", "/proc/self/fdinfo/3", "/home/u/proc/self/cwd", "/procx/self/cwd", "/dev/fd", "/dev/fdx/1"] {
+        for plain in ["/proc", "/proc/self", "/proc/self/status", "/proc/cpuinfo", "/proc/sys/kernel/cwd", "/proc/self/fdinfo/3", "/proc/self/fd", "/proc/self/ns", "/home/u/proc/self/cwd", "/procx/self/cwd", "/dev/fd", "/dev/fdx/1"] {
             assert!(!through_process_link(plain), "{plain}");
         }
     }
