@@ -4,10 +4,18 @@
 
 /// At most this many words from one: past it the word counts as computed.
 pub const MAX_WORDS: usize = 256;
+/// Longer words, or words with more `{`, are not expanded here.
+const MAX_TEXT: usize = 4096;
+const MAX_GROUPS: usize = 64;
 
 /// The words `text` expands to (itself alone when nothing expands), or
 /// `None` when there would be more than [`MAX_WORDS`].
 pub fn expand(text: &str) -> Option<Vec<String>> {
+    // Each word rescans what follows its group, and groups nest by
+    // recursion: a long or deep word is left to the shell (computed).
+    if text.len() > MAX_TEXT || text.bytes().filter(|&b| b == b'{').count() > MAX_GROUPS {
+        return None;
+    }
     let mut out = Vec::new();
     expand_into(text, &mut out)?;
     Some(out)
@@ -167,5 +175,7 @@ mod tests {
         assert!(expand("{-9223372036854775808..9223372036854775807}").is_none());
         assert_eq!(expand("{9223372036854775806..9223372036854775807..5}").unwrap().len(), 1);
         assert!(expand("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}").is_none());
+        assert!(expand(&"{a,".repeat(12_000)).is_none());
+        assert!(expand(&format!("{}{}", "{a,b}".repeat(8), "{".repeat(20_000))).is_none());
     }
 }

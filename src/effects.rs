@@ -87,11 +87,18 @@ pub struct Context<'a> {
 pub fn analyse(items: &[Item], cx: &Context, depth: usize) -> Analysis {
     let mut out = Analysis::default();
     analyse_into(items, cx, depth, &mut out);
-    if !out.found.is_empty() {
-        // Judge the line again, every path both as the disk has it now and
-        // through every link the line makes.
+    // Judge the line again, every path both as the disk has it now and
+    // through every link the line makes; a link made inside another one is
+    // placed right once that one is known, so again until nothing moves.
+    for _ in 0..4 {
+        if out.found.is_empty() || out.found == out.made {
+            break;
+        }
         out = Analysis { made: std::mem::take(&mut out.found), ..Default::default() };
         analyse_into(items, cx, depth, &mut out);
+    }
+    if !out.found.is_empty() && out.found != out.made {
+        out.unseen.push(Unseen::Opaque { reason: "the links this line makes lead into one another too deeply to follow".into() });
     }
     dedupe(&mut out);
     out
@@ -293,23 +300,34 @@ fn program(name: &str) -> Option<&'static Program> {
 
 /// Options and operands of one command line, split by a program's table row.
 struct Split<'a> {
-    /// (option name, its value) in order; flags have `None`.
-    options: Vec<(String, Option<&'a Arg>)>,
+    /// (option name, its value, where the value starts in that word) in
+    /// order; flags have `None`. `-oFILE` and `--out=FILE` carry their value
+    /// in the option's own word.
+    options: Vec<(String, Option<&'a Arg>, usize)>,
     operands: Vec<&'a Arg>,
 }
 
 impl<'a> Split<'a> {
     fn has(&self, names: &[&str]) -> bool {
-        self.options.iter().any(|(o, _)| names.contains(&o.as_str()))
+        self.options.iter().any(|(o, _, _)| names.contains(&o.as_str()))
     }
-    fn values(&self, names: &[&str]) -> Vec<&'a Arg> {
-        self.options.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| *v).collect()
+    /// The values of these options, each as its own word.
+    fn values(&self, names: &[&str]) -> Vec<Arg> {
+        self.options
+            .iter()
+            .filter(|(o, _, _)| names.contains(&o.as_str()))
+            .filter_map(|(_, v, at)| match (v, at) {
+                (Some(v), 0) => Some((*v).clone()),
+                (Some(v), at) => Some(Arg::Literal(v.text().get(*at..).unwrap_or("").to_string())),
+                (None, _) => None,
+            })
+            .collect()
     }
     /// A short flag letter appearing alone or in a cluster (`-rf`).
     fn short(&self, letter: char) -> bool {
         self.options
             .iter()
-            .any(|(o, _)| o.starts_with('-') && !o.starts_with("--") && o[1..].contains(letter))
+            .any(|(o, _, _)| o.starts_with('-') && !o.starts_with("--") && o[1..].contains(letter))
     }
 }
 
@@ -333,28 +351,31 @@ fn split<'a>(args: &'a [Arg], takes_value: &[&str]) -> Split<'a> {
             continue;
         }
         if let Some((name, _)) = text.split_once('=').filter(|_| text.starts_with("--")) {
-            options.push((name.to_string(), Some(a)));
+            options.push((name.to_string(), Some(a), name.len() + 1));
             continue;
         }
-        if takes_value.contains(&text) {
-            options.push((text.to_string(), args.get(i)));
-            i += 1;
+        if takes_value.contains(&text) || text.starts_with("--") {
+            let value = if takes_value.contains(&text) { args.get(i) } else { None };
+            i += usize::from(value.is_some());
+            options.push((text.to_string(), value, 0));
             continue;
         }
-        // `-n5`: a short option with its value attached.
-        let short = text.get(..2).filter(|_| !text.starts_with("--") && text.len() > 2);
-        if let Some(short) = short.filter(|s| takes_value.contains(s)) {
-            options.push((short.to_string(), Some(a)));
-            continue;
-        }
-        options.push((text.to_string(), None));
-        // `-czf archive`: a cluster whose last letter takes the next word.
-        if !text.starts_with("--") && text.len() > 2 {
-            let last = format!("-{}", text.chars().last().unwrap_or('-'));
-            if takes_value.contains(&last.as_str()) {
-                options.push((last, args.get(i)));
-                i += 1;
+        // A cluster of short flags, as getopt reads it: the first letter
+        // that takes a value takes the rest of the word (`-n5`, `-so FILE`
+        // → `-s -o FILE`, `-oFILE`), or the next word when nothing is left.
+        for (at, letter) in text.char_indices().skip(1) {
+            let flag = format!("-{letter}");
+            if takes_value.contains(&flag.as_str()) {
+                let rest = at + letter.len_utf8();
+                if rest < text.len() {
+                    options.push((flag, Some(a), rest));
+                } else {
+                    options.push((flag, args.get(i), 0));
+                    i += 1;
+                }
+                break;
             }
+            options.push((flag, None, 0));
         }
     }
     Split { options, operands }
@@ -374,9 +395,6 @@ fn option_value<'a>(name: &str, value: &'a Arg) -> Option<&'a str> {
     let text = value.literal()?;
     if let Some(rest) = text.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
         return Some(rest);
-    }
-    if text.len() > 2 && text.starts_with(name) && !name.starts_with("--") {
-        return Some(&text[name.len()..]);
     }
     Some(text)
 }
@@ -421,8 +439,8 @@ impl Sink<'_, '_> {
                 let mut located = Vec::new();
                 for d in &bases {
                     located.push(self.locate(d, s, false));
-                    if !self.out.made.is_empty() && !self.out.plain {
-                        located.push(self.locate(d, s, true));
+                    if !self.out.made.is_empty() {
+                        located.push(if self.out.plain { self.locate_name(d, s) } else { self.locate(d, s, true) });
                     }
                 }
                 for l in located {
@@ -508,6 +526,20 @@ impl Sink<'_, '_> {
             }
             // Go on from the link's target, its own `..` included.
             Landing::Made { target: Some(target), rest } => self.locate_joined(&format!("{target}/{rest}"), s, through_made, depth + 1),
+        }
+    }
+
+    /// Where the name `s` itself lands (a link being made there is not gone
+    /// through), its folder through the links this line makes.
+    fn locate_name(&self, base: &str, s: &str) -> Located {
+        let joined = paths::join(base, s, self.cx.home);
+        let (folder, name) = joined.rsplit_once('/').unwrap_or(("", &joined));
+        if matches!(name, "" | "." | "..") {
+            return self.locate(base, s, true);
+        }
+        match self.locate_joined(if folder.is_empty() { "/" } else { folder }, s, true, 0) {
+            Located::Path(p) => Located::Path(if p == "/" { format!("/{name}") } else { format!("{p}/{name}") }),
+            other => other,
         }
     }
 
@@ -617,8 +649,8 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         execute(name, cwd, cx, out);
     }
     let args = &argv[1..];
-    if name == "trap" {
-        trap(args, cwd, cx, depth, out);
+    if name == "trap" || (name == "builtin" && args.first().map(Arg::text) == Some("trap")) {
+        trap(if name == "trap" { args } else { &args[1..] }, cwd, cx, depth, out);
         return;
     }
     let Some(prog) = program(base) else { return };
@@ -666,9 +698,13 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
         if w == Wrapper::Command && (t == "-v" || t == "-V") {
             return; // only looks the name up
         }
-        if w == Wrapper::Xargs && (matches!(t, "-a" | "--arg-file") || t.starts_with("--arg-file=")) {
+        if w == Wrapper::Xargs && (t.starts_with("-a") || t.starts_with("--arg-file")) {
             // The operands come from that file: it is read.
-            let (value, step) = if t.starts_with("--arg-file=") { (Some(args[i].clone()), 1) } else { (args.get(i + 1).cloned(), 2) };
+            let (value, step) = match t {
+                "-a" | "--arg-file" => (args.get(i + 1).cloned(), 2),
+                _ if t.starts_with("--arg-file=") => (Some(args[i].clone()), 1),
+                _ => (Some(Arg::Literal(t[2..].to_string())), 1),
+            };
             if let Some(v) = value {
                 Sink { cx, cwd: &cwd, out }.path(&option_arg("--arg-file", &v), Read);
             }
@@ -759,7 +795,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::CreateOrWrite => {
             for v in s.values(&["-r", "--reference"]) {
                 {
-                    sink.path(&option_arg("--reference", v), Read);
+                    sink.path(&option_arg("--reference", &v), Read);
                 }
             }
             for op in ops {
@@ -786,7 +822,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             let pattern_given = s.has(&["-e", "--regexp", "-f", "--file"]);
             for v in s.values(&["-f", "--file"]) {
                 {
-                    sink.path(&option_arg("--file", v), Read);
+                    sink.path(&option_arg("--file", &v), Read);
                 }
             }
             let skip = if pattern_given { 0 } else { 1 };
@@ -803,7 +839,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             let filter_given = s.has(&["-f", "--from-file"]);
             for v in s.values(&["-f", "--from-file"]) {
                 {
-                    sink.path(&option_arg("--from-file", v), Read);
+                    sink.path(&option_arg("--from-file", &v), Read);
                 }
             }
             // --arg/--argjson take two words, --slurpfile/--rawfile name a file second.
@@ -830,7 +866,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Sort => {
             for v in s.values(&["-o", "--output"]) {
                 {
-                    sink.fill(&option_arg("--output", v));
+                    sink.fill(&option_arg("--output", &v));
                 }
             }
             for op in ops {
@@ -847,12 +883,12 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Copy | Role::Move | Role::Link => transfer(role, s, sink),
         Role::Sed => {
-            let in_place = s.options.iter().any(|(o, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
-                || s.options.iter().any(|(o, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
+            let in_place = s.options.iter().any(|(o, _, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
+                || s.options.iter().any(|(o, _, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
             let script_given = s.has(&["-e", "--expression", "-f", "--file"]);
             for v in s.values(&["-f", "--file"]) {
                 {
-                    sink.path(&option_arg("--file", v), Read);
+                    sink.path(&option_arg("--file", &v), Read);
                 }
             }
             for op in ops.iter().skip(if script_given { 0 } else { 1 }) {
@@ -872,7 +908,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 }
             }
             for v in s.values(&["-w", "-W"]) {
-                sink.fill(v);
+                sink.fill(&v);
             }
             let read_only = name == "view" || s.has(&["-R", "-M"]);
             // `+cmd` operands are commands, not files.
@@ -909,17 +945,17 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Curl => {
             for v in s.values(&["-o", "--output"]) {
                 {
-                    sink.fill(&option_arg("--output", v));
+                    sink.fill(&option_arg("--output", &v));
                 }
             }
             for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr"]) {
                 {
-                    sink.fill(&option_arg("--cookie-jar", v));
+                    sink.fill(&option_arg("--cookie-jar", &v));
                 }
             }
             for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
                 {
-                    sink.path(&option_arg("--upload-file", v), Read);
+                    sink.path(&option_arg("--upload-file", &v), Read);
                 }
             }
             for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"]) {
@@ -930,7 +966,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 }
             }
             if s.has(&["-O", "--remote-name", "--remote-name-all"]) || s.short('O') {
-                let dir = s.values(&["--output-dir"]).first().map(|v| option_arg("--output-dir", v));
+                let dir = s.values(&["--output-dir"]).first().map(|v| option_arg("--output-dir", &v));
                 for url in ops {
                     match url.literal().and_then(url_file_name) {
                         Some(f) => {
@@ -950,21 +986,21 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             for v in s.values(&["-O", "--output-document"]) {
                 named = true;
                 {
-                    sink.fill(&option_arg("--output-document", v));
+                    sink.fill(&option_arg("--output-document", &v));
                 }
             }
             for v in s.values(&["-o", "--output-file", "-a", "--append-output"]) {
                 {
-                    sink.fill(&option_arg("--output-file", v));
+                    sink.fill(&option_arg("--output-file", &v));
                 }
             }
             for v in s.values(&["-i", "--input-file"]) {
                 {
-                    sink.path(&option_arg("--input-file", v), Read);
+                    sink.path(&option_arg("--input-file", &v), Read);
                 }
             }
             if !named && !s.has(&["--spider"]) {
-                let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", v));
+                let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", &v));
                 sink.unknown_names_in(prefix.as_ref(), &[Create, Write], "wget names the file after the URL");
             }
         }
@@ -974,8 +1010,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             let Some(archive) = ops.first() else { return };
             sink.path(archive, Read);
             if !list_only {
-                let dir = s.values(&["-d"]).first().copied();
-                sink.unknown_names_in(dir, &[Create, Write], "unzip creates the names the archive holds");
+                let dir = s.values(&["-d"]).into_iter().next();
+                sink.unknown_names_in(dir.as_ref(), &[Create, Write], "unzip creates the names the archive holds");
             }
         }
         Role::Zip => {
@@ -1085,6 +1121,18 @@ fn git(args: &[Arg], sink: &mut Sink) {
     let rest = &args[i + 1..];
     let flag = |f: &str| rest.iter().any(|a| a.text() == f);
     let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
+    // `git diff --output=F` (and the log family) writes where it is told.
+    for (j, a) in rest.iter().enumerate() {
+        match a.text() {
+            "--output" => {
+                if let Some(v) = rest.get(j + 1) {
+                    inner.fill(v);
+                }
+            }
+            t if t.starts_with("--output=") => inner.fill(&option_arg("--output", a)),
+            _ => {}
+        }
+    }
     let rewrites = match sub {
         "rm" => {
             for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
@@ -1200,32 +1248,40 @@ fn url_file_name(url: &str) -> Option<&str> {
 fn made_link(sink: &mut Sink, src: &Arg, link: &str, symbolic: bool) {
     let Some(dirs) = sink.dirs().cloned() else { return };
     for d in dirs {
-        let at = paths::absolute(&d, link, sink.cx.home);
+        let at = match sink.locate_name(&d, link) {
+            Located::Path(p) => p,
+            _ => paths::absolute(&d, link, sink.cx.home),
+        };
         let real_at = match sink.cx.host.canonical(paths::parent(&at)) {
             dir if dir == "/" => format!("/{}", paths::file_name(&at)),
             dir => format!("{dir}/{}", paths::file_name(&at)),
         };
-        // A symbolic link's text is read from the folder it lives in; `..`
-        // in it climbs from where that really is, so it is kept.
-        let target = src.literal().map(|t| paths::join(if symbolic { paths::parent(&at) } else { &d }, t, sink.cx.home));
+        let target = link_target(sink, src, &at, &d, symbolic);
         sink.out.found.push(MadeLink { at, real_at, target });
     }
 }
 
+/// What a link made at `at` from `src` (run in `d`) points to. A symbolic
+/// link's text is read from the folder it lives in; `..` in it climbs from
+/// where that really is, so it is kept.
+fn link_target(sink: &Sink, src: &Arg, at: &str, d: &str, symbolic: bool) -> Option<String> {
+    src.literal().map(|t| paths::join(if symbolic { paths::parent(at) } else { d }, t, sink.cx.home))
+}
+
 /// cp / mv / ln / install / rsync: sources and one destination.
 fn transfer(role: Role, s: &Split, sink: &mut Sink) {
-    let target_dir = s.values(&["-t", "--target-directory"]).first().copied();
+    let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
     let no_target_dir = s.short('T') || s.has(&["--no-target-directory"]);
     let mut ops: Vec<&Arg> = s.operands.clone();
     // rsync/scp-style remote operands (`host:path`) are not local files.
     ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
-    if role == Role::Copy && s.short('d') && s.options.iter().any(|(o, _)| o == "-d") && ops.len() == 1 {
+    if role == Role::Copy && s.short('d') && s.options.iter().any(|(o, _, _)| o == "-d") && ops.len() == 1 {
         // install -d DIR
         sink.path(ops[0], Create);
         return;
     }
     let (sources, dest): (Vec<&Arg>, Option<Arg>) = match target_dir {
-        Some(v) => (ops.clone(), Some(match option_value("--target-directory", v) { Some(d) => Arg::Literal(format!("{d}/")), None => v.clone() })),
+        Some(v) => (ops.clone(), Some(match option_value("--target-directory", &v) { Some(d) => Arg::Literal(format!("{d}/")), None => v.clone() })),
         None if role == Role::Link && ops.len() == 1 => (ops.clone(), Some(Arg::Literal("./".into()))),
         None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), Some(ops[ops.len() - 1].clone())),
         None => (ops.clone(), None),
@@ -1262,7 +1318,19 @@ fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, sy
                 && (d.ends_with('/')
                     || sources.len() > 1
                     || dirs.as_ref().is_some_and(|ds| ds.iter().any(|b| sink.cx.host.kind(&resolve(b)) == PathKind::Dir)));
-            if into_dir {
+            // A link this line makes may be a folder the disk does not show
+            // yet: the sources may land inside it, too.
+            // (Not the link this very `ln` makes there.)
+            let onto_made = dirs.as_ref().is_some_and(|ds| {
+                ds.iter().any(|b| {
+                    let at = resolve(b);
+                    sink.out.made.iter().any(|l| {
+                        (l.at == at || l.real_at == at)
+                            && !(role == Role::Link && sources.iter().any(|src| l.target == link_target(sink, src, &at, b, symbolic)))
+                    })
+                })
+            });
+            if into_dir || onto_made {
                 for src in sources {
                     match src.literal() {
                         Some(sname) => {
@@ -1280,6 +1348,8 @@ fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, sy
                         None => sink.unknown_names_in(Some(&dest), &[Create, Write], "the names copied in are computed"),
                     }
                 }
+            }
+            if into_dir {
             } else if role == Role::Copy {
                 sink.fill(&dest);
             } else {
@@ -1311,15 +1381,15 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     let letters: String = s
         .options
         .iter()
-        .filter(|(o, _)| o.starts_with('-') && !o.starts_with("--"))
-        .map(|(o, _)| o[1..].to_string())
+        .filter(|(o, _, _)| o.starts_with('-') && !o.starts_with("--"))
+        .map(|(o, _, _)| o[1..].to_string())
         .collect::<String>()
         + bundle;
     let long = |n: &str| s.has(&[n]);
     let create = letters.contains('c') || long("--create");
     let extract = letters.contains('x') || long("--extract") || long("--get");
     let append = letters.contains('r') || letters.contains('u') || long("--append") || long("--update");
-    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().map(|v| option_arg("--file", v));
+    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().map(|v| option_arg("--file", &v));
     let mut operands: Vec<&Arg> = s.operands.clone();
     if !bundle.is_empty() {
         operands.remove(0);
@@ -1327,7 +1397,7 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
             archive = Some(operands.remove(0).clone());
         }
     }
-    let dir = s.values(&["-C", "--directory"]).first().map(|v| option_arg("--directory", v));
+    let dir = s.values(&["-C", "--directory"]).first().map(|v| option_arg("--directory", &v));
     if create || append {
         if let Some(a) = &archive {
             sink.fill(a);
@@ -1438,6 +1508,10 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
 /// shell; it is read like `bash -c`.
 fn trap(args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
     let mut sink = Sink { cx, cwd, out };
+    let args = match args.first().map(Arg::text) {
+        Some("--") => &args[1..],
+        _ => args,
+    };
     match args {
         // `trap`, `trap -l`, `trap -p …`, `trap - SIG` (reset), `trap SIG` (reset)
         [] | [_] => {}

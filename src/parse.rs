@@ -483,7 +483,10 @@ impl<'a> Walker<'a> {
         let mut assignments = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children {
+        let mut next = 0;
+        while next < children.len() {
+            let child = children[next];
+            next += 1;
             match child.kind() {
                 "variable_assignment" => {
                     let name = child
@@ -508,7 +511,15 @@ impl<'a> Walker<'a> {
                     self.statements(child, &mut copy, depth)?;
                 }
                 "comment" => {}
-                _ => argv.extend(self.words(child, st, depth)?),
+                _ => {
+                    // One shell word may come as several touching nodes
+                    // (`{\,,x}`): they are joined again before expansion.
+                    let first = next - 1;
+                    while next < children.len() && !NOT_WORDS.contains(&children[next].kind()) && self.touching(children[next - 1], children[next]) {
+                        next += 1;
+                    }
+                    argv.extend(self.words_of(&children[first..next], st, depth)?);
+                }
             }
         }
         let cwd_before = st.cwd.clone();
@@ -566,6 +577,11 @@ impl<'a> Walker<'a> {
                     crate::host::Landing::Path(_) => {}
                     _ => return Cwd(None),
                 }
+                // As spelled too: paths from there are walked again, through
+                // the links the line makes, which only the effects know.
+                if !next.contains(&joined) {
+                    next.push(joined.clone());
+                }
             }
             let logical = paths::normalize(&joined);
             if !next.contains(&logical) {
@@ -607,9 +623,26 @@ impl<'a> Walker<'a> {
 
     /// Decode one word as the shell would, braces expanded.
     fn words(&mut self, node: Node, st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
+        self.words_of(&[node], st, depth)
+    }
+
+    /// The same for a word the grammar gave as touching pieces; text between
+    /// them that is no piece (an unnamed token) makes the word computed.
+    fn words_of(&mut self, pieces: &[Node], st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
         let mut w = WordBuilder::default();
-        self.word_part(node, st, depth, &mut w, true)?;
+        for (i, piece) in pieces.iter().enumerate() {
+            if i > 0 && pieces[i - 1].end_byte() != piece.start_byte() {
+                w.computed = true;
+            }
+            self.word_part(*piece, st, depth, &mut w, i == 0)?;
+        }
         Ok(w.finish_words(self.home))
+    }
+
+    /// `b` follows `a` with no blank between: the same shell word.
+    fn touching(&self, a: Node, b: Node) -> bool {
+        let gap = &self.src[a.end_byte().min(b.start_byte())..b.start_byte()];
+        !gap.iter().any(|c| c.is_ascii_whitespace())
     }
 
     fn word_part(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder, first: bool) -> Walk {
@@ -682,6 +715,10 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 }
+
+/// Children of a command that are not (pieces of) its words.
+const NOT_WORDS: &[&str] =
+    &["variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect", "command_name", "subshell", "comment"];
 
 #[derive(Default)]
 struct WordBuilder {
