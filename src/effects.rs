@@ -235,44 +235,66 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["rm", "rmdir", "unlink"], takes_value: &[], kind: Kind::Role(Role::Each(&[Delete])) },
     Program { names: &["shred"], takes_value: &["-n", "-s", "--iterations", "--size", "--random-source"], kind: Kind::Role(Role::Shred) },
     // Create their operands.
-    Program { names: &["mkdir"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::Each(&[Create])) },
-    Program { names: &["mkfifo"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::Each(&[Create])) },
-    Program { names: &["mknod"], takes_value: &["-m", "--mode", "--context"], kind: Kind::Role(Role::CreateFirst) },
+    Program { names: &["mkdir"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mkfifo"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mknod"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::CreateFirst) },
     Program { names: &["touch"], takes_value: &["-d", "-t", "-r", "--date", "--reference", "--time"], kind: Kind::Role(Role::CreateOrWrite) },
-    Program { names: &["tee"], takes_value: &["--output-error"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["tee"], takes_value: &[], kind: Kind::Role(Role::CreateOrWrite) },
     Program { names: &["truncate"], takes_value: &["-s", "-r", "--size", "--reference"], kind: Kind::Role(Role::CreateOrWrite) },
     Program { names: &["chmod", "chown", "chgrp"], takes_value: &["--reference", "--from"], kind: Kind::Role(Role::WriteAfterFirst) },
-    Program { names: &["mv"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Move) },
-    Program { names: &["cp"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup", "--sparse", "--reflink"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["mv"], takes_value: &["-t", "-S", "--target-directory", "--suffix"], kind: Kind::Role(Role::Move) },
+    Program { names: &["cp"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--sparse"], kind: Kind::Role(Role::Copy) },
     Program { names: &["install"], takes_value: &["-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--target-directory", "--suffix"], kind: Kind::Role(Role::Copy) },
     Program { names: &["rsync"], takes_value: &["-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--log-file", "--password-file", "--chmod", "--chown", "-B", "--block-size", "--max-size", "--min-size", "--partial-dir", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest"], kind: Kind::Role(Role::Copy) },
-    Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--backup"], kind: Kind::Role(Role::Link) },
+    Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix"], kind: Kind::Role(Role::Link) },
     Program { names: &["link"], takes_value: &[], kind: Kind::Role(Role::Link) },
     Program { names: &["sed"], takes_value: &["-e", "-f", "-l", "--expression", "--file", "--line-length"], kind: Kind::Role(Role::Sed) },
     // Editors run by a script (`vim -Es -c … f`, `ex -sc '…|x' f`): the vim
     // family saves by renaming (backup, swap files), `ed` writes in place.
-    Program { names: &["vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"], takes_value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "-r", "--servername", "--remote", "--startuptime"], kind: Kind::Role(Role::Vim) },
+    Program { names: &["vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"], takes_value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "--servername", "--startuptime"], kind: Kind::Role(Role::Vim) },
     Program { names: &["ed", "red"], takes_value: &["-p", "--prompt"], kind: Kind::Role(Role::Ed) },
     Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
-    Program { names: &["curl"], takes_value: &["-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
+    Program { names: &["curl"], takes_value: &["--libcurl", "--etag-save", "--hsts", "--alt-svc", "-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
     Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
     Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label"], kind: Kind::Role(Role::Tar) },
     Program { names: &["unzip"], takes_value: &["-d", "-x", "-P"], kind: Kind::Role(Role::Unzip) },
     Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s"], kind: Kind::Role(Role::Zip) },
-    Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads", "-o"], kind: Kind::Role(Role::Compress) },
-    // Readers.
-    Program { names: &["cat", "tac", "rev", "less", "more", "wc", "strings", "base64", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "file", "readlink", "realpath", "diff", "cmp", "bat", "comm", "join", "expand", "unexpand", "pr", "nl"], takes_value: &["--label", "--color", "-m", "-t", "-v", "-i", "-w", "-s", "-b", "-n", "-x", "-X", "-F", "-U", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads"], kind: Kind::Role(Role::Compress) },
+    // zstd's -T takes its count attached (-T4) only.
+    Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix"], kind: Kind::Role(Role::Compress) },
+    // Readers. Each row lists only the options that take a separate value for
+    // those programs: a flag taken for one would hide the file after it.
+    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &["--files0-from", "--relative-to", "--relative-base"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["tac"], takes_value: &["-s", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-k", "-o", "-O", "-p", "-P", "-T", "-x", "-y", "-z", "--pattern", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["more"], takes_value: &["-n", "--lines"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["base64"], takes_value: &["-w", "--wrap"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["file"], takes_value: &["-m", "-F", "-f", "-e", "-P", "--magic-file", "--separator", "--files-from", "--exclude", "--parameter"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["diff"], takes_value: &["-x", "-X", "-F", "-I", "-U", "-C", "-D", "-S", "-W", "--label", "--exclude", "--exclude-from", "--show-function-line", "--ignore-matching-lines", "--unified", "--context", "--ifdef", "--starting-file", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--from-file", "--to-file", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cmp"], takes_value: &["-i", "-n", "--ignore-initial", "--bytes"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["join"], takes_value: &["-t", "-v", "-a", "-e", "-o", "-1", "-2", "-j"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["expand"], takes_value: &["-t", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["pr"], takes_value: &["-h", "-l", "-o", "-w", "-W", "-N", "--header", "--length", "--indent", "--width", "--page-width", "--first-line-number"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["nl"], takes_value: &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["head", "tail"], takes_value: &["-n", "-c", "-s", "--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["cut", "paste", "column", "fold", "fmt"], takes_value: &["-d", "-f", "-c", "-b", "-s", "-w", "-o", "--delimiter", "--fields", "--characters", "--bytes", "--width", "--output-delimiter", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["ls", "dir", "vdir", "tree"], takes_value: &["-I", "-L", "-P", "-w", "-T", "--hide", "--ignore", "--color", "--time-style", "--block-size", "--width", "--tabsize", "--format", "--sort", "--time", "--quoting-style", "--indicator-style"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["cut"], takes_value: &["-b", "-c", "-d", "-f", "--bytes", "--characters", "--delimiter", "--fields", "--output-delimiter"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["paste"], takes_value: &["-d", "--delimiters"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["column"], takes_value: &["-s", "-o", "-c", "-N", "-E", "-H", "-l", "-R", "-r", "-W", "--separator", "--output-separator", "--output-width", "--table-columns"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["fold"], takes_value: &["-w", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["fmt"], takes_value: &["-w", "-p", "-g", "--width", "--prefix", "--goal"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["ls", "dir", "vdir"], takes_value: &["-I", "-w", "-T", "--hide", "--ignore", "--time-style", "--block-size", "--width", "--tabsize", "--format", "--sort", "--time", "--quoting-style", "--indicator-style"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["tree"], takes_value: &["-I", "-L", "-P", "-o", "-H", "-T", "--filelimit", "--charset", "--timefmt", "--sort"], kind: Kind::Role(Role::ListOrCwd) },
     Program { names: &["du"], takes_value: &["-d", "-B", "-t", "--max-depth", "--exclude", "--block-size", "--threshold", "--time-style", "--files0-from"], kind: Kind::Role(Role::ListOrCwd) },
     Program { names: &["stat"], takes_value: &["-c", "--format", "--printf"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["od", "xxd", "hexdump"], takes_value: &["-A", "-t", "-j", "-N", "-w", "-l", "-s", "-c", "-g", "-n", "-e", "-f"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["od"], takes_value: &["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--strings", "--format", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["xxd"], takes_value: &["-c", "-g", "-l", "-n", "-o", "-s", "-cols", "-groupsize", "-len", "-name", "-seek"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["hexdump"], takes_value: &["-e", "-f", "-n", "-s"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
     Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
     // grep's own: -E, -T are flags and --color takes its value only as --color=WHEN.
     Program { names: &["grep", "egrep", "fgrep"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from", "--label", "--binary-files", "--devices", "--directories", "--group-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
-    Program { names: &["rg", "ag"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["ag"], takes_value: &["-A", "-B", "-C", "-G", "-g", "-m", "-p", "-W", "--depth", "--ignore", "--ignore-dir", "--workers", "--after", "--before", "--context", "--file-search-regex", "--max-count", "--path-to-ignore", "--width"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["jq", "yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
     Program { names: &["find"], takes_value: &[], kind: Kind::Role(Role::Find) },
@@ -282,8 +304,8 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
     Program { names: &["eval", "source", "."], takes_value: &[], kind: Kind::Role(Role::Opaque) },
     // Wrappers, followed to the program they start.
-    Program { names: &["sudo"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
-    Program { names: &["doas"], takes_value: &["-u", "-C"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["sudo"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["doas"], takes_value: &["-u", "-C", "-a"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["env"], takes_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], kind: Kind::Wrapper(Wrapper::Env) },
     Program { names: &["nice"], takes_value: &["-n", "--adjustment"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["nohup", "setsid"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
@@ -293,7 +315,7 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["ionice"], takes_value: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["stdbuf"], takes_value: &["-i", "-o", "-e", "--input", "--output", "--error"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["time"], takes_value: &["-f", "-o", "--format", "--output"], kind: Kind::Wrapper(Wrapper::Options) },
-    Program { names: &["xargs"], takes_value: &["-I", "-i", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--max-chars", "--eof"], kind: Kind::Wrapper(Wrapper::Xargs) },
+    Program { names: &["xargs"], takes_value: &["-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars", "--process-slot-var"], kind: Kind::Wrapper(Wrapper::Xargs) },
 ];
 
 fn program(name: &str) -> Option<&'static Program> {
@@ -810,7 +832,10 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
         }
         Role::WriteAfterFirst => {
-            let skip = if s.has(&["--reference"]) { 0 } else { 1 };
+            // `chmod -w f`: a symbolic mode spelled like options is the mode
+            // (chmod's own short flags are -c -f -v -R).
+            let mode_as_option = name == "chmod" && s.options.iter().any(|(o, _, _)| o.len() == 2 && o.starts_with('-') && !"cfvR-".contains(&o[1..]));
+            let skip = if s.has(&["--reference"]) || mode_as_option { 0 } else { 1 };
             for op in ops.iter().skip(skip) {
                 sink.path(op, Write);
             }
@@ -821,7 +846,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
         }
         Role::ReadAfterFirst => {
-            let pattern_given = s.has(&["-e", "--regexp", "-f", "--file"]);
+            // With the pattern in an option, or none (`rg --files`, `ag -g`), every operand is a path.
+            let pattern_given = s.has(&["-e", "--regexp", "-f", "--file", "--files"]) || (name == "ag" && s.has(&["-g"]));
             for v in s.values(&["-f", "--file"]) {
                 {
                     sink.path(&option_arg("--file", &v), Read);
@@ -950,7 +976,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                     sink.fill(&option_arg("--output", &v));
                 }
             }
-            for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr"]) {
+            for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"]) {
                 {
                     sink.fill(&option_arg("--cookie-jar", &v));
                 }
@@ -1114,7 +1140,7 @@ fn git(args: &[Arg], sink: &mut Sink) {
                 };
                 i += 2;
             }
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--attr-source" => i += 2,
             _ if t.starts_with('-') => i += 1,
             _ => break,
         }
@@ -1437,7 +1463,12 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
     while i < args.len() {
         let t = args[i].text();
         if t.starts_with('-') || t == "(" || t == "!" {
-            if matches!(t, "-H" | "-L" | "-P") && starts.is_empty() {
+            // -D LIST and -O<level> come before the starting points too.
+            if t == "-D" && starts.is_empty() {
+                i += 2;
+                continue;
+            }
+            if (matches!(t, "-H" | "-L" | "-P") || (t.starts_with("-O") && t.len() > 2)) && starts.is_empty() {
                 i += 1;
                 continue;
             }
@@ -1576,8 +1607,20 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
         "pwsh" | "powershell" => &["-c", "-Command", "-command", "-EncodedCommand"],
         _ => &["-c"],
     };
+    // An option's value is not the script; it is judged as a read all the
+    // same, in case the option takes none and it is the script after all.
+    let takes_value = program(name).map(|p| p.takes_value).unwrap_or(&[]);
+    let mut value_next = false;
     for (i, a) in args.iter().enumerate() {
         let t = a.text();
+        if std::mem::take(&mut value_next) {
+            sink.path(a, Read);
+            continue;
+        }
+        if takes_value.contains(&t) {
+            value_next = true;
+            continue;
+        }
         if inline.contains(&t) || (name.starts_with("python") && t.starts_with('-') && !t.starts_with("--") && t.ends_with('c') && t.len() <= 4) {
             sink.opaque(format!("`{name} {t}` runs inline code the command line does not show"));
             return;
