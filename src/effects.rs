@@ -264,13 +264,13 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix"], kind: Kind::Role(Role::Compress) },
     // Readers. Each row lists only the options that take a separate value for
     // those programs: a flag taken for one would hide the file after it.
-    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &["--files0-from", "--relative-to", "--relative-base"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["tac"], takes_value: &["-s", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-k", "-o", "-O", "-p", "-P", "-T", "-x", "-y", "-z", "--pattern", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-p", "-P", "-x", "-y", "-z", "--pattern", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["more"], takes_value: &["-n", "--lines"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["base64"], takes_value: &["-w", "--wrap"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["file"], takes_value: &["-m", "-F", "-f", "-e", "-P", "--magic-file", "--separator", "--files-from", "--exclude", "--parameter"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["diff"], takes_value: &["-x", "-X", "-F", "-I", "-U", "-C", "-D", "-S", "-W", "--label", "--exclude", "--exclude-from", "--show-function-line", "--ignore-matching-lines", "--unified", "--context", "--ifdef", "--starting-file", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--from-file", "--to-file", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["file"], takes_value: &["-F", "-e", "-P", "--separator", "--exclude", "--parameter"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["diff"], takes_value: &["-x", "-X", "-F", "-I", "-U", "-C", "-D", "-S", "-W", "--label", "--exclude", "--exclude-from", "--show-function-line", "--ignore-matching-lines", "--unified", "--context", "--ifdef", "--starting-file", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["cmp"], takes_value: &["-i", "-n", "--ignore-initial", "--bytes"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["join"], takes_value: &["-t", "-v", "-a", "-e", "-o", "-1", "-2", "-j"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["expand"], takes_value: &["-t", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
@@ -287,7 +287,8 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["du"], takes_value: &["-d", "-B", "-t", "--max-depth", "--exclude", "--block-size", "--threshold", "--time-style", "--files0-from"], kind: Kind::Role(Role::ListOrCwd) },
     Program { names: &["stat"], takes_value: &["-c", "--format", "--printf"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["od"], takes_value: &["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--strings", "--format", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["xxd"], takes_value: &["-c", "-g", "-l", "-n", "-o", "-s", "-cols", "-groupsize", "-len", "-name", "-seek"], kind: Kind::Role(Role::Each(&[Read])) },
+    // xxd reads its options as whole words (-ps is -postscript), not as getopt.
+    Program { names: &["xxd"], takes_value: &["-cols", "-groupsize", "-len", "-name", "-seek"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["hexdump"], takes_value: &["-e", "-f", "-n", "-s"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
     Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
@@ -342,7 +343,12 @@ impl<'a> Split<'a> {
             .filter(|(o, _, _)| names.contains(&o.as_str()))
             .filter_map(|(_, v, at)| match (v, at) {
                 (Some(v), 0) => Some((*v).clone()),
-                (Some(v), at) => Some(Arg::Literal(v.text().get(*at..).unwrap_or("").to_string())),
+                // Bash expands no `~` inside `-t~`: keep it a name here.
+                (Some(v), at) => Some(Arg::Literal(match v.text().get(*at..).unwrap_or("")
+                {
+                    rest if rest.starts_with('~') => format!("./{rest}"),
+                    rest => rest.to_string(),
+                })),
                 (None, _) => None,
             })
             .collect()
@@ -413,6 +419,31 @@ fn option_arg(name: &str, value: &Arg) -> Arg {
         Some(text) => Arg::Literal(text.to_string()),
         None => value.clone(),
     }
+}
+
+/// The sed script (first operand, or -e values) has a command that opens a
+/// file or runs one: `r`, `R`, `w`, `W`, `e`, or the `w`/`e` flag of `s`.
+/// Judged coarsely: any such letter after a separator or a closing `/`.
+fn sed_touches_files(s: &Split) -> bool {
+    let mut scripts: Vec<String> = s.values(&["-e", "--expression"]).iter().map(|a| a.text().to_string()).collect();
+    if scripts.is_empty() {
+        scripts.extend(s.operands.first().map(|a| a.text().to_string()));
+    }
+    scripts.iter().any(|script| {
+        let b = script.as_bytes();
+        (0..b.len()).any(|i| {
+            matches!(b[i], b'r' | b'R' | b'w' | b'W' | b'e')
+                && (i == 0 || matches!(b[i - 1], b';' | b'\n' | b'/' | b'}' | b'{' | b' ' | b'$') || b[i - 1].is_ascii_digit())
+                && b.get(i + 1).is_none_or(|c| matches!(c, b' ' | b'\n' | b';' | b'/' | b'}'))
+        })
+    })
+}
+
+/// The awk program redirects output, reads with getline or runs commands.
+fn awk_touches_files(s: &Split) -> bool {
+    let program = s.operands.first().map(|a| a.text()).unwrap_or("");
+    let prints = program.contains("print");
+    program.contains("getline") || program.contains("system") || (prints && (program.contains('>') || program.contains('|')))
 }
 
 fn option_value<'a>(name: &str, value: &'a Arg) -> Option<&'a str> {
@@ -846,12 +877,13 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
         }
         Role::ReadAfterFirst => {
+            if name.ends_with("awk") && awk_touches_files(s) {
+                sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
+            }
             // With the pattern in an option, or none (`rg --files`, `ag -g`), every operand is a path.
             let pattern_given = s.has(&["-e", "--regexp", "-f", "--file", "--files"]) || (name == "ag" && s.has(&["-g"]));
-            for v in s.values(&["-f", "--file"]) {
-                {
-                    sink.path(&option_arg("--file", &v), Read);
-                }
+            for v in s.values(&["-f", "--file", "--exclude-from", "--ignore-file"]) {
+                sink.path(&option_arg("--file", &v), Read);
             }
             let skip = if pattern_given { 0 } else { 1 };
             let files: Vec<&&Arg> = ops.iter().skip(skip).collect();
@@ -911,6 +943,9 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Copy | Role::Move | Role::Link => transfer(role, s, sink),
         Role::Sed => {
+            if sed_touches_files(s) {
+                sink.opaque("the sed script reads, writes or runs something itself (r, w, e)".into());
+            }
             let in_place = s.options.iter().any(|(o, _, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
                 || s.options.iter().any(|(o, _, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
             let script_given = s.has(&["-e", "--expression", "-f", "--file"]);
@@ -1607,13 +1642,19 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
         "pwsh" | "powershell" => &["-c", "-Command", "-command", "-EncodedCommand"],
         _ => &["-c"],
     };
-    // An option's value is not the script; it is judged as a read all the
-    // same, in case the option takes none and it is the script after all.
-    let takes_value = program(name).map(|p| p.takes_value).unwrap_or(&[]);
+    // Options that take the next word as their value, per interpreter: that
+    // word is not the script (it is judged as a read all the same). A word
+    // starting with `-` is never taken as a value: it may be `-c`.
+    let takes_value: &[&str] = match name {
+        n if n.starts_with("python") => &["-W", "-X", "--check-hash-based-pycs"],
+        "node" | "nodejs" | "deno" | "bun" => &["-r", "--require", "--import", "--loader", "--input-type", "-C", "--conditions"],
+        "ruby" => &["-I", "-r"],
+        _ => &[],
+    };
     let mut value_next = false;
     for (i, a) in args.iter().enumerate() {
         let t = a.text();
-        if std::mem::take(&mut value_next) {
+        if std::mem::take(&mut value_next) && !t.starts_with('-') {
             sink.path(a, Read);
             continue;
         }
