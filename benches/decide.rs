@@ -31,6 +31,7 @@ fn request(command: &str, ws: &str, home: &str) -> DecideRequest {
         commands: vec![],
         protected_files: vec![format!("{home}/.dsh/dsh-allow.json"), format!("{home}/.dsh/dsh-allow-audit.ndjson")],
         fence: Capability::ALL.to_vec(),
+        persistence: dsh_allow::api::Persistence::Shut,
     }
 }
 

@@ -58,6 +58,20 @@ pub struct DecideRequest {
     /// Capabilities the kernel fence enforces right now; absent means none.
     #[serde(default)]
     pub fence: Vec<Capability>,
+    /// Whether that fence also shuts the repository's persistence surfaces
+    /// (hooks, git config); absent means open, so hidden code in a
+    /// repository asks.
+    #[serde(default)]
+    pub persistence: Persistence,
+}
+
+/// Whether the kernel shuts the persistence surfaces for fenced calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Persistence {
+    Shut,
+    #[default]
+    Open,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,4 +154,9 @@ pub struct Decision {
     /// grants of this call, in the decision and in the call's profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_grant: Option<crate::command_grant::GrantMatch>,
+    /// What this call's fence carries beyond the policy: delete in the
+    /// workspace's repository for a line that runs git and no hidden code.
+    /// Claimed by the call like a one-shot grant; it changes no decision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fence_grants: Vec<Rule>,
 }

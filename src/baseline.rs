@@ -115,17 +115,13 @@ const D: &[Capability] = &[Delete];
 /// Tool state inside the workspace: delete is granted by default because
 /// these are regenerable and never user data, and the tools that own them
 /// replace files atomically (write a temp file, rename it over the target),
-/// which needs delete (issue 9's measurements: git, cargo, npm). `build/`
-/// is deliberately absent: it is often hand-made, and `rm -rf build` asks.
+/// which needs delete (issue 9's measurements: cargo, npm). `build/` is
+/// deliberately absent: it is often hand-made, and `rm -rf build` asks.
 ///
-/// `.git` is granted whole to the kernel: Landlock attaches delete to the
-/// folder holding an entry, so shutting `.git/hooks` or `.git/config` would
-/// take delete away from `.git` itself and break every lock-file rename. The
-/// decision still asks before a visible delete of hooks or config.
+/// `.git` is not here: it holds the project's history, which nothing
+/// regenerates. Git's own calls get delete there (see [`REPOSITORY`]);
+/// any other program's visible delete in it asks.
 pub const TOOL_STATE: &[Entry] = &[
-    e(Root::InWorkspace(".git"), D),
-    Entry { root: Root::InWorkspace(".git/hooks"), recursive: true, grants: &[], speaks_for_all: false, denies: D, kernel: false },
-    Entry { root: Root::InWorkspace(".git/config"), recursive: false, grants: &[], speaks_for_all: false, denies: D, kernel: false },
     e(Root::InWorkspace("target"), D),
     e(Root::InWorkspace("node_modules"), D),
     e(Root::InWorkspace(".venv"), D),
@@ -133,6 +129,67 @@ pub const TOOL_STATE: &[Entry] = &[
     e(Root::InWorkspace(".mypy_cache"), D),
     e(Root::InWorkspace(".ruff_cache"), D),
 ];
+
+/// The workspace's repository, relative to its root. A line that starts git
+/// and nothing that runs hidden code gets delete in it for that call, in the
+/// decision and in the call's fence: git replaces its index, refs and
+/// objects through lock files and renames. Everything else (`rm -rf .git`,
+/// `find .git -delete`, `python3 -c 'shutil.rmtree(".git/objects")'`) is
+/// refused delete there by the kernel and asks at the gate.
+pub const REPOSITORY: &str = ".git";
+
+/// Persistence surfaces: files whose contents decide what runs later,
+/// outside any fence, when the user runs git or opens a shell. Write, create
+/// and delete on them are not granted unless a rule or grant names them (a
+/// rule on a folder holding one does not), whatever tier would otherwise
+/// grant it. In a repository, anywhere: a `hooks` folder or a `config` file
+/// inside a `.git` folder, and `.gitmodules`. Under home: the shell's
+/// start-up files and git's global configuration.
+pub const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git/config",
+    ".config/autostart",
+    ".config/systemd/user",
+];
+
+/// The surfaces of a repository the runner shuts in the kernel, relative to
+/// the folder holding `.git` (read-only bind mounts; see runner.rs).
+pub const REPOSITORY_SURFACES: &[&str] = &[".git/hooks", ".git/config", ".gitmodules"];
+
+/// Whether `path` is a persistence surface inside a repository, and which:
+/// the surface's own path (the `hooks` folder, the `config` file,
+/// `.gitmodules`).
+pub fn repository_surface(path: &str) -> Option<String> {
+    let mut at = 0usize;
+    let mut in_git = false;
+    for seg in path.split('/') {
+        let end = at + seg.len();
+        if in_git && (seg == "hooks" || ((seg == "config" || seg == "config.worktree") && end == path.len())) {
+            return Some(path[..end].to_string());
+        }
+        if seg == ".git" {
+            in_git = true;
+        }
+        if seg == ".gitmodules" && end == path.len() {
+            return Some(path.to_string());
+        }
+        at = end + 1;
+    }
+    None
+}
 
 /// Folders the runner makes before the fence goes up (Landlock fences what
 /// exists), when the workspace shows the tool that owns them.

@@ -1,12 +1,12 @@
 //! The `dsh-allow` command line: the core from a terminal (native, unix).
 //!
 //!   dsh-allow decide < request.json          JSON in, the decision as JSON out
-//!   dsh-allow explain '<command>' [--cwd D --workspace W --rules F --mode M --platform P --home H --fence CAPS]
+//!   dsh-allow explain '<command>' [--cwd D --workspace W --rules F --mode M --platform P --home H --fence CAPS --persistence shut|open]
 //!   dsh-allow run --profile-json '<json>' -- argv…   (Linux: run argv under the Landlock fence)
 
 use std::io::Read;
 
-use crate::api::{DecideRequest, Mode, Platform};
+use crate::api::{DecideRequest, Mode, Persistence, Platform};
 use crate::capability::Capability;
 use crate::fs_host::FsHost;
 
@@ -34,7 +34,7 @@ const USAGE: &str = "usage:
   dsh-allow decide < request.json
   dsh-allow explain '<command>' [--cwd DIR] [--workspace DIR] [--home DIR] [--harness-home DIR]
                     [--rules FILE] [--mode read-only|workspace-write|danger-full-access]
-                    [--platform linux|macos] [--fence read,write,create,delete,execute]
+                    [--platform linux|macos] [--fence read,write,create,delete,execute] [--persistence shut|open]
   dsh-allow run --profile-json JSON [--enforce TIER] [--fence-cache DIR] [--report-fence] -- PROGRAM [ARGS…]
   dsh-allow profile --profile-json JSON [--format plan|sbpl|landlock]
   dsh-allow status --profile-json JSON      what the kernel enforces here, probed for real";
@@ -127,6 +127,7 @@ fn cmd_explain(args: &[String]) -> u8 {
         commands,
         protected_files,
         fence,
+        persistence: if opt("--persistence").as_deref() == Some("shut") { Persistence::Shut } else { Persistence::Open },
     };
     let d = crate::decide::decide(&req, &FsHost::from_env());
     print!("{}", crate::explain::render(&req, &d));

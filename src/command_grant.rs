@@ -90,10 +90,13 @@ fn carried(g: &CommandGrant, input: &MatchInput, host: &dyn Host) -> Result<Vec<
     for root in &g.roots {
         let path = expand(root, input.home);
         // Landlock fences what exists; a root that does not is not carried.
-        if host.kind(&path) != PathKind::Dir {
+        // A file (git's `.git/config`) is carried as itself.
+        let kind = host.kind(&path);
+        if kind == PathKind::Missing {
             return Err(format!("{CANNOT_CARRY}: command grant {}: root {path} does not exist, so the fence cannot carry it", label(g)));
         }
-        rules.push(Rule { id: format!("cmd:{}", label(g)), path, recursive: true, access, hits: 0, created_at: String::new() });
+        let recursive = kind == PathKind::Dir;
+        rules.push(Rule { id: format!("cmd:{}", label(g)), path, recursive, access, hits: 0, created_at: String::new() });
     }
     // The matched program itself may run: it is the trusted part.
     if let Some(program) = configured(g, host) {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::api::{DecideRequest, Decision, EffectVerdict, Mode, Outcome, PathCapability, Proposal, Tier, Unknown};
+use crate::api::{DecideRequest, Decision, EffectVerdict, Mode, Outcome, PathCapability, Persistence, Proposal, Tier, Unknown};
 use crate::capability::{Access, Capability};
 use crate::effects::{self, Context, Unseen};
 use crate::host::{Host, Memo, PathKind};
@@ -179,12 +179,19 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let host: &dyn Host = &host;
     let home = paths::normalize(&req.home);
     let cwd = paths::absolute(&req.workspace, &req.cwd, &home);
+    let items = match parse::parse(&req.command, &cwd, &home, host) {
+        Ok(items) => items,
+        Err(e) => return refuse_unreadable(e.0),
+    };
+    let analysis = effects::analyse(&items, &Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host }, 0);
     // A command grant adds its roots to this call's one-shot grants.
     let mut grant_note = None;
     let mut command_grant = None;
     let mut with_roots;
     let mut req = req;
-    if !req.commands.is_empty() {
+    // Not for a line that sets configuration naming a command: that asks
+    // every time, whatever program it runs.
+    if !req.commands.is_empty() && !analysis.configures_code {
         let input = crate::command_grant::MatchInput {
             command: &req.command,
             cwd: &cwd,
@@ -206,15 +213,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         }
     }
     let policy = prepared_policy(req, &home, host);
-
-    let items = match parse::parse(&req.command, &cwd, &home, host) {
-        Ok(items) => items,
-        Err(e) => return refuse_unreadable(e.0),
-    };
-    let analysis = effects::analyse(&items, &Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host }, 0);
+    let fence_grants = repository_grants(req, &analysis, host);
 
     let mut verdicts = Vec::new();
     let mut why_refused = None;
+    let mut persistence_note: Option<String> = None;
     let mut last_grant = None;
     let mut linked = Vec::new();
     for e in &analysis.effects {
@@ -226,6 +229,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         let r = policy.resolve(&spellings, e.capability);
         if r.refused && why_refused.is_none() {
             why_refused = Some((e.path.clone(), e.capability, r.why.clone()));
+        }
+        if let (Why::Persistence(surface), None) = (&r.why, &persistence_note) {
+            persistence_note = Some(format!(
+                "{surface} decides what runs later, outside any fence: only a rule naming it opens it"
+            ));
         }
         if r.granted {
             last_grant = Some(r.why.clone());
@@ -260,16 +268,26 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             Unseen::Opaque { reason } => {
                 let fenced = Capability::ALL.iter().all(|&c| fence_has(c));
                 let cwd_grants_all = Capability::ALL.iter().all(|&c| policy.resolve(&Spellings::of(&cwd, host), c).granted);
-                let bounded = fenced || cwd_grants_all;
+                // Hooks and git config the kernel leaves writable would let
+                // hidden code plant what git runs later, outside the fence.
+                let hooks_open = req.mode != Mode::DangerFullAccess
+                    && req.persistence != Persistence::Shut
+                    && repository_of(&cwd, host).is_some();
+                let bounded = (fenced || cwd_grants_all) && !hooks_open;
+                let reason = if hooks_open && (fenced || cwd_grants_all) {
+                    format!("{reason}; this repository's hooks and config are not shut by the kernel here, so hidden code could plant what git runs later")
+                } else {
+                    reason.clone()
+                };
                 if !bounded {
                     for c in Capability::ALL {
                         unbounded.push((cwd.clone(), c));
                     }
                 }
-                unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
+                unknown.push(Unknown { capability: None, reason, bounded });
             }
             Unseen::ProgramState { program, capability, scope, reason } => {
-                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);
+                let (bounded, open) = bound_in_for(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, true);
                 for dir in open {
                     program_needs.push((dir.clone(), *capability, program.clone()));
                     unbounded.push((dir, *capability));
@@ -277,9 +295,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
             Unseen::NotOnPath { program } => {
+                // No rule can name a binary PATH cannot find: the card asks
+                // and proposes nothing (the working directory is no binary).
                 let bounded = fence_has(Capability::Execute);
-                if !bounded {
-                    unbounded.push((cwd.clone(), Capability::Execute));
+                if !bounded && link_prompt.is_none() {
+                    link_prompt = Some(format!("execute {program}: it is not on PATH now, so no rule can name what it starts, and the kernel fence does not cover execute"));
                 }
                 unknown.push(Unknown {
                     capability: Some(Capability::Execute),
@@ -311,6 +331,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             unknown,
             proposals: Vec::new(),
             command_grant: None,
+            fence_grants: Vec::new(),
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -326,7 +347,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -339,7 +360,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -351,8 +372,12 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         Some(note) => format!("{reason} ({note}; asking instead)"),
         None => reason,
     };
+    let reason = match persistence_note {
+        Some(note) => format!("{reason} ({note})"),
+        None => reason,
+    };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -367,10 +392,27 @@ fn bound_in(
     host: &dyn Host,
     why_refused: &mut Option<(String, Capability, Why)>,
 ) -> (bool, Vec<String>) {
+    bound_in_for(policy, scope, cwd, cap, fenced, host, why_refused, false)
+}
+
+/// `bound_in`; `program_bound`: a named program's own need inside each scope
+/// folder (its temp files, its config), judged as inside the folder.
+#[allow(clippy::too_many_arguments)]
+fn bound_in_for(
+    policy: &Policy,
+    scope: &[String],
+    cwd: &str,
+    cap: Capability,
+    fenced: bool,
+    host: &dyn Host,
+    why_refused: &mut Option<(String, Capability, Why)>,
+    program_bound: bool,
+) -> (bool, Vec<String>) {
     let scope: Vec<String> = if scope.is_empty() { vec![cwd.to_string()] } else { scope.to_vec() };
     let mut bounded = fenced;
     for dir in &scope {
-        let r = policy.resolve(&Spellings::of(dir, host), cap);
+        let spelled = Spellings::of(dir, host);
+        let r = if program_bound { policy.resolve_inside(&spelled, cap) } else { policy.resolve(&spelled, cap) };
         if r.refused && why_refused.is_none() {
             *why_refused = Some((dir.clone(), cap, r.why.clone()));
         }
@@ -379,6 +421,41 @@ fn bound_in(
         }
     }
     (bounded, if bounded { Vec::new() } else { scope })
+}
+
+/// Git's own lines get delete in the workspace's repository for the call:
+/// git replaces its index, refs and objects through lock files and
+/// renames. Only when the line starts git and nothing that runs code its
+/// text does not show (an interpreter, a script, a program not in the
+/// table, configuration given with `-c`), so hidden code never holds delete
+/// over the history.
+fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> Vec<crate::rules::Rule> {
+    let hidden = analysis.unseen.iter().any(|u| matches!(u, Unseen::Opaque { .. } | Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. }));
+    if req.mode != Mode::WorkspaceWrite || !analysis.runs_git || analysis.runs_code || hidden {
+        return Vec::new();
+    }
+    let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::baseline::REPOSITORY));
+    // The workspace's own folder: a `.git` swapped for a link leads elsewhere.
+    let ws_real = host.canonical_root(&paths::normalize(&req.workspace));
+    if host.canonical(&repo) != paths::normalize(&format!("{ws_real}/{}", crate::baseline::REPOSITORY)) {
+        return Vec::new();
+    }
+    vec![crate::rules::Rule { id: String::new(), path: repo, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() }]
+}
+
+/// The folder holding the nearest `.git` at or above `dir`, if any.
+fn repository_of(dir: &str, host: &dyn Host) -> Option<String> {
+    let mut at = paths::normalize(dir);
+    loop {
+        let git = if at == "/" { "/.git".to_string() } else { format!("{at}/.git") };
+        if host.kind(&git) != PathKind::Missing {
+            return Some(at);
+        }
+        if at == "/" {
+            return None;
+        }
+        at = paths::parent(&at).to_string();
+    }
 }
 
 fn verdict(path: &str, cap: Capability, r: &Resolution) -> EffectVerdict {
@@ -401,6 +478,7 @@ fn refuse_unreadable(why: String) -> Decision {
         unknown: vec![Unknown { capability: None, reason: why, bounded: false }],
         proposals: Vec::new(),
         command_grant: None,
+        fence_grants: Vec::new(),
     }
 }
 

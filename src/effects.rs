@@ -49,6 +49,15 @@ pub struct Analysis {
     /// Set while a link's own name is recorded (ln creates the link, it does
     /// not go through it).
     plain: bool,
+    /// The line starts a program that runs code its text does not show: one
+    /// not in the table, an interpreter, a shell, an editor, a path.
+    pub runs_code: bool,
+    /// The line starts git (found on PATH by name).
+    pub runs_git: bool,
+    /// The line sets configuration that names a command to run later (`git
+    /// config core.hooksPath …`): asked every time, never under a command
+    /// grant.
+    pub configures_code: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +117,13 @@ pub fn analyse(items: &[Item], cx: &Context, depth: usize) -> Analysis {
 /// find's command) that knows the links the line makes.
 fn part_of(out: &Analysis) -> Analysis {
     Analysis { made: out.made.clone(), ..Default::default() }
+}
+
+/// What a part of the line starts counts for the whole line.
+fn starts_of(out: &mut Analysis, part: &Analysis) {
+    out.runs_code |= part.runs_code;
+    out.runs_git |= part.runs_git;
+    out.configures_code |= part.configures_code;
 }
 
 /// `analyse` adding to `out`.
@@ -318,6 +334,13 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["time"], takes_value: &["-f", "-o", "--format", "--output"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["xargs"], takes_value: &["-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars", "--process-slot-var"], kind: Kind::Wrapper(Wrapper::Xargs) },
 ];
+
+impl Program {
+    /// Whether the program runs code its command line does not show.
+    fn runs_code(&self) -> bool {
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim))
+    }
+}
 
 fn program(name: &str) -> Option<&'static Program> {
     PROGRAMS.iter().find(|p| p.names.contains(&name))
@@ -703,6 +726,10 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     if !BUILTINS.contains(&name) && !(matches!(name, "command" | "exec" | "time" | "eval" | "source" | ".")) {
         execute(name, cwd, cx, out);
     }
+    // A program named by a path may be anything (`./cat` is not cat).
+    let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
+    out.runs_code |= !known;
+    out.runs_git |= name == "git";
     let args = &argv[1..];
     if name == "trap" || (name == "builtin" && args.first().map(Arg::text) == Some("trap")) {
         trap(if name == "trap" { args } else { &args[1..] }, cwd, cx, depth, out);
@@ -802,6 +829,7 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
         let mut probe = rest.to_vec();
         probe.push(Arg::Computed { text: "<input from xargs>".into() });
         run(&probe, &cwd, cx, depth, &mut inner);
+        starts_of(out, &inner);
         for e in inner.effects {
             if e.capability == Execute {
                 out.effects.push(e);
@@ -1147,16 +1175,13 @@ fn renames_beside(sink: &mut Sink, program: &str, file: &Arg, why: &str) {
         Some(i) => f[..i].to_string(),
         None => ".".to_string(),
     };
-    sink.unknown_names_in(Some(&Arg::Literal(dir.clone())), &[Create], why);
-    // The delete is the editor's need, not the folder's: "Always allow"
-    // grants it to the program (a command grant), so `rm` keeps asking.
+    // The temp file and the delete are the editor's need, not the folder's:
+    // "Always allow" grants them to the program (a command grant), so `rm`
+    // and `touch` keep asking there.
     let scope: Vec<String> = sink.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, &dir, sink.cx.home)).collect()).unwrap_or_default();
-    sink.out.unseen.push(Unseen::ProgramState {
-        program: program.to_string(),
-        capability: Delete,
-        scope,
-        reason: why.to_string(),
-    });
+    for capability in [Create, Delete] {
+        sink.out.unseen.push(Unseen::ProgramState { program: program.to_string(), capability, scope: scope.clone(), reason: why.to_string() });
+    }
 }
 
 /// git: the worktree-rewriting subcommands replace tracked files (unlink
@@ -1175,7 +1200,27 @@ fn git(args: &[Arg], sink: &mut Sink) {
                 };
                 i += 2;
             }
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--attr-source" => i += 2,
+            "-c" | "--config-env" => {
+                // Configuration given on the line: git's own writes are no
+                // longer git's alone, and some keys name a command to run.
+                sink.out.runs_code = true;
+                match args.get(i + 1) {
+                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {}
+                    _ => sink.opaque(format!("git {t} sets configuration that may name a command git runs")),
+                }
+                i += 2;
+            }
+            "--exec-path" => {
+                sink.out.runs_code = true;
+                sink.opaque("git --exec-path starts its subcommands from another folder".into());
+                i += 2;
+            }
+            "--git-dir" | "--work-tree" | "--namespace" | "--attr-source" => i += 2,
+            _ if t.starts_with("--exec-path=") => {
+                sink.out.runs_code = true;
+                sink.opaque("git --exec-path starts its subcommands from another folder".into());
+                i += 1;
+            }
             _ if t.starts_with('-') => i += 1,
             _ => break,
         }
@@ -1183,7 +1228,20 @@ fn git(args: &[Arg], sink: &mut Sink) {
     let Some(sub) = args.get(i).and_then(Arg::literal) else { return };
     let rest = &args[i + 1..];
     let flag = |f: &str| rest.iter().any(|a| a.text() == f);
+    // Subcommands that run a command the line names.
+    let runs = match sub {
+        "rebase" => rest.iter().any(|a| matches!(a.text(), "-x" | "--exec") || a.text().starts_with("--exec=")),
+        "bisect" => rest.first().map(Arg::text) == Some("run"),
+        "submodule" => rest.iter().any(|a| a.text() == "foreach"),
+        "difftool" | "mergetool" | "filter-branch" | "filter-repo" => true,
+        _ => false,
+    };
+    if runs {
+        sink.out.runs_code = true;
+        sink.opaque(format!("git {sub} runs a command the line names"));
+    }
     let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
+    config_writes(sub, rest, &mut inner);
     // `git diff --output=F` (and the log family) writes where it is told.
     for (j, a) in rest.iter().enumerate() {
         match a.text() {
@@ -1246,6 +1304,121 @@ fn git(args: &[Arg], sink: &mut Sink) {
     if !repos.is_empty() {
         let reason = format!("git keeps its lock files in {}, a repository below the workspace root", repos.join(", "));
         inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope: repos, reason });
+    }
+}
+
+/// Keys whose value is a command (or a file of configuration, or a place
+/// hooks are found) that git, or a tool it starts, later runs: setting one
+/// changes what runs outside any fence.
+fn git_key_runs_code(key: &str, value: Option<&str>) -> bool {
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or("");
+    let first = key.split('.').next().unwrap_or("");
+    matches!(
+        key.as_str(),
+        "core.hookspath" | "core.fsmonitor" | "core.sshcommand" | "core.pager" | "core.editor" | "core.askpass" | "core.gitproxy"
+            | "sequence.editor" | "diff.external" | "include.path" | "credential.helper" | "gpg.program" | "pager.log"
+            | "web.browser" | "instaweb.httpd" | "sendemail.smtpserver" | "uploadpack.packobjectshook"
+    ) || matches!(first, "includeif" | "filter" | "pager" | "credential" | "gpg" | "browser")
+        || matches!(last, "command" | "driver" | "textconv" | "helper" | "cmd" | "program" | "process" | "clean" | "smudge" | "tool" | "path")
+        || (first == "alias" && value.is_none_or(|v| v.trim_start().starts_with('!')))
+}
+
+/// `git config` writes (and the subcommands that set configuration as they
+/// go) change the repository's `.git/config`, which decides what git runs
+/// later. Plain keys ask once, bound to git; a key that names a command is
+/// a write the card shows as such, every time.
+fn config_writes(sub: &str, rest: &[Arg], sink: &mut Sink) {
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let has = |f: &[&str]| words.iter().any(|w| f.contains(w));
+    let (writes, key, value) = match sub {
+        "config" => {
+            let reads = has(&["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list", "--show-origin", "--show-scope", "-h"])
+                || matches!(words.first(), Some(&"get" | &"list"));
+            // Past the options (and the new `set`/`unset` verbs) to key [value].
+            let mut i = 0;
+            let mut file: Option<&Arg> = None;
+            let mut scope_global = false;
+            let mut verb_write = false;
+            while i < rest.len() {
+                let w = words[i];
+                match w {
+                    "-f" | "--file" | "--blob" => {
+                        file = rest.get(i + 1);
+                        i += 2;
+                        continue;
+                    }
+                    "--global" | "--system" => scope_global = true,
+                    "set" | "unset" | "rename-section" | "remove-section" | "edit" if i == 0 => verb_write = true,
+                    "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section" | "--remove-section" | "-e" | "--edit" => verb_write = true,
+                    "--type" | "--default" | "--comment" | "--value" => {
+                        i += 2;
+                        continue;
+                    }
+                    _ if w.starts_with('-') => {}
+                    _ => break,
+                }
+                i += 1;
+            }
+            let operands: Vec<&str> = words[i.min(words.len())..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+            let writes = !reads && (verb_write || operands.len() >= 2);
+            if writes {
+                if let Some(f) = file {
+                    sink.path(f, Read);
+                    sink.path(f, Write);
+                    return;
+                }
+                if scope_global {
+                    // ~/.gitconfig or /etc/gitconfig: outside the workspace, asked as a write.
+                    let target = if words.contains(&"--system") { "/etc/gitconfig".to_string() } else { format!("{}/.gitconfig", sink.cx.home) };
+                    sink.path(&Arg::Literal(target), Write);
+                    return;
+                }
+            }
+            (writes, operands.first().map(|k| k.to_string()), operands.get(1).map(|v| v.to_string()))
+        }
+        "remote" => (matches!(words.first(), Some(&"add" | &"rename" | &"remove" | &"rm" | &"set-url" | &"set-branches" | &"set-head" | &"prune")), None, None),
+        "branch" => (has(&["-u", "--set-upstream-to", "--unset-upstream", "-m", "-M", "--edit-description", "--track"]) || words.iter().any(|w| w.starts_with("--set-upstream-to=")), None, None),
+        "push" => (has(&["-u", "--set-upstream"]), None, None),
+        "checkout" | "switch" => (has(&["-t", "--track"]) || words.iter().any(|w| w.starts_with("--track=")), None, None),
+        "submodule" => (matches!(words.first(), Some(&"add" | &"init" | &"sync" | &"update" | &"deinit" | &"set-branch" | &"set-url")), None, None),
+        _ => (false, None, None),
+    };
+    if !writes {
+        return;
+    }
+    let Some(config) = repository_config(sink) else {
+        sink.opaque(format!("git {sub} writes the configuration of a repository found only at run time"));
+        return;
+    };
+    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref())) {
+        sink.out.configures_code = true;
+        sink.path(&Arg::Literal(config), Write);
+    } else {
+        sink.out.unseen.push(Unseen::ProgramState {
+            program: "git".into(),
+            capability: Write,
+            scope: vec![config],
+            reason: format!("git {sub} writes the repository's configuration"),
+        });
+    }
+}
+
+/// The `config` file of the repository git works in from here: the nearest
+/// `.git` folder at or above the working directory.
+fn repository_config(sink: &Sink) -> Option<String> {
+    let dirs = sink.dirs()?;
+    let d = dirs.first()?;
+    let mut at = paths::normalize(d);
+    loop {
+        let git = if at == "/" { "/.git".to_string() } else { format!("{at}/.git") };
+        if sink.cx.host.kind(&git) == PathKind::Dir {
+            return Some(format!("{git}/config"));
+        }
+        if at == "/" {
+            return None;
+        }
+        at = paths::parent(&at).to_string();
     }
 }
 
@@ -1364,6 +1537,19 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
                 sink.path(src, Delete);
             }
             _ => {}
+        }
+    }
+    if role == Role::Copy {
+        // rsync: --delete removes from the destination what the sources
+        // lack (names known only at run time); --remove-source-files
+        // deletes the sources it sent.
+        if s.options.iter().any(|(o, _, _)| o == "--del" || o.starts_with("--delete")) {
+            sink.unknown_names_in(dest.as_ref(), &[Delete], "rsync --delete removes what the sources do not have");
+        }
+        if s.has(&["--remove-source-files"]) {
+            for src in &sources {
+                sink.path(src, Delete);
+            }
         }
     }
     let Some(dest) = dest else { return };
@@ -1552,6 +1738,7 @@ fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
                     .collect();
                 let mut inner = part_of(sink.out);
                 run(&argv, sink.cwd, sink.cx, depth, &mut inner);
+                starts_of(sink.out, &inner);
                 sink.out.found.extend(std::mem::take(&mut inner.found));
                 let scope = scope_of(sink);
                 for e in inner.effects {
@@ -1618,6 +1805,7 @@ fn nested_program(program: &Arg, sink: &mut Sink, depth: usize) {
                         let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, workspace: sink.cx.workspace, host: sink.cx.host };
                         let mut a = part_of(sink.out);
                         analyse_into(&items, &inner_cx, depth + 1, &mut a);
+                        starts_of(sink.out, &a);
                         sink.out.effects.extend(a.effects);
                         sink.out.unseen.extend(a.unseen);
                         sink.out.found.extend(a.found);

@@ -23,7 +23,8 @@ pub struct LedgerRow {
     pub mode: String,
     /// `allowed`, `refused`, `denied`, `asked` (no answer yet), `cancelled`, `unavailable`.
     pub outcome: String,
-    /// `rule`, `baseline`, `auto-review`, `human`, `policy`.
+    /// `rule`, `baseline`, `fence` (the kernel fence bounded what the text
+    /// could not show), `auto-review`, `human`, `policy`.
     pub source: String,
     pub reason: String,
     #[serde(default)]
@@ -38,6 +39,10 @@ pub struct LedgerRow {
     pub review: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_grant: Option<String>,
+    /// What the kernel denied once the call ran (`{path, capability}`, read
+    /// from its stderr): an allowed row can still have been stopped there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -107,6 +112,8 @@ struct Record<'a> {
     route: Option<Value>,
     #[serde(default)]
     command_grant: Option<String>,
+    #[serde(default)]
+    denied: Option<Vec<Value>>,
 }
 
 /// Fold ledger text into rows in order of first appearance.
@@ -159,7 +166,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     }
                 };
                 let source = v.source.as_deref().unwrap_or("policy");
-                if !matches!(source, "rule" | "baseline" | "policy") {
+                if !matches!(source, "rule" | "baseline" | "fence" | "policy") {
                     skipped += 1;
                     continue;
                 }
@@ -180,12 +187,14 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     stored: Vec::new(),
                     review: None,
                     command_grant: v.command_grant,
+                    kernel: Vec::new(),
                 };
                 match at {
                     // A call asked again (after a wait) keeps its first place.
                     Some(i) if rows[i].outcome == "asked" || rows[i].action.is_none() => {
                         let keep_time = std::mem::take(&mut rows[i].time);
-                        rows[i] = LedgerRow { time: keep_time, ..row };
+                        let kernel = std::mem::take(&mut rows[i].kernel);
+                        rows[i] = LedgerRow { time: keep_time, kernel, ..row };
                     }
                     Some(_) => {}
                     None => {
@@ -234,12 +243,27 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     row.source = "auto-review".into();
                 }
             }
+            Some("kernel") => {
+                // Written after the call ran: what its fence denied.
+                let (Some(i), Some(denied)) = (at, v.denied) else {
+                    skipped += 1;
+                    continue;
+                };
+                let row = &mut rows[i];
+                for d in denied {
+                    let whole = d.get("path").and_then(Value::as_str).is_some_and(|p| !p.is_empty());
+                    if whole && !row.kernel.contains(&d) {
+                        row.kernel.push(d);
+                    }
+                }
+            }
             _ => skipped += 1,
         }
     }
     let before = rows.len();
     if !opts.baseline {
-        rows.retain(|r| r.source != "baseline");
+        // A default allow the kernel then stopped is worth seeing.
+        rows.retain(|r| r.source != "baseline" || !r.kernel.is_empty());
     }
     let hidden_baseline = before - rows.len();
     let limit = opts.limit.unwrap_or(MAX_ROWS).min(MAX_ROWS);

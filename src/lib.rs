@@ -26,6 +26,8 @@ pub mod ledger;
 pub mod mode;
 pub mod parse;
 pub mod paths;
+#[cfg(target_os = "linux")]
+pub mod persistence;
 pub mod profile;
 pub mod resolve;
 pub mod review;

@@ -90,6 +90,9 @@ pub enum Why {
     Grant,
     Baseline(&'static str),
     Credential(String),
+    /// A file whose contents decide what runs later (hooks, git config,
+    /// shell start-up files): only a rule or grant naming it opens it.
+    Persistence(String),
     ReadOnly,
     FullAccess,
     NotGranted,
@@ -109,6 +112,8 @@ pub struct Policy {
     /// Per baseline entry: whether the kernel fence carries it.
     pub baseline_in_kernel: Vec<bool>,
     pub credentials: Vec<Spellings>,
+    /// The shell's start-up files and git's global configuration under home.
+    pub startup: Vec<Spellings>,
 }
 
 pub struct PolicyInput<'a> {
@@ -206,6 +211,7 @@ impl Policy {
             baseline: base,
             baseline_in_kernel: kernel,
             credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
+            startup: baseline::STARTUP_FILES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             home,
         }
     }
@@ -213,6 +219,17 @@ impl Policy {
     /// The precedence, top to bottom; the first tier that speaks decides.
     pub fn resolve(&self, path: &Spellings, cap: Capability) -> Resolution {
         self.resolve_over(path, cap, &self.over(path))
+    }
+
+    /// `resolve` for what a named program does to entries inside the folder
+    /// `dir` (sed -i replacing a file beside its temp copy): a delete there
+    /// is not a delete of `dir` itself, so a folder holding the permission
+    /// store is not refused for it (the store itself still is).
+    pub fn resolve_inside(&self, dir: &Spellings, cap: Capability) -> Resolution {
+        if cap == Capability::Delete && self.protected(dir, cap).is_some() && self.protected(dir, Capability::Write).is_none() {
+            return self.resolve_over_with(dir, cap, &self.over(dir), false);
+        }
+        self.resolve(dir, cap)
     }
 
     /// All five capabilities of one path, the entries over it found once
@@ -242,8 +259,12 @@ impl Policy {
     }
 
     fn resolve_over(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
+        self.resolve_over_with(path, cap, over, true)
+    }
+
+    fn resolve_over_with(&self, path: &Spellings, cap: Capability, over: &Over, check_protected: bool) -> Resolution {
         // 1. Protected: reserved platform paths and the permission store.
-        if cap.mutates() {
+        if cap.mutates() && check_protected {
             if let Some(why) = self.protected(path, cap) {
                 return Resolution { granted: false, refused: true, tier: Tier::Protected, rule_id: None, why };
             }
@@ -259,6 +280,25 @@ impl Policy {
         // it): a rule on an ancestor, or one whose path was swapped for a
         // symlink into the store, does not reach it.
         let store = &over.store;
+        // A persistence surface opens only to a rule or grant written for it
+        // (or inside it), like a credential store, but asks rather than
+        // refuses: editing ~/.bashrc is a thing users do.
+        if cap.mutates() {
+            if let Some(surface) = self.persistence(path) {
+                let named = most_specific(&over.explicit, cap)
+                    .filter(|p| p.roots.0.iter().any(|r| paths::within(r, &surface)));
+                let Some(p) = named else {
+                    return Resolution { granted: false, refused: false, tier: Tier::Default, rule_id: None, why: Why::Persistence(surface) };
+                };
+                let granted = p.access.grants(cap);
+                let why = match (granted, p.tier) {
+                    (false, _) => Why::NotGranted,
+                    (true, Tier::Grant) => Why::Grant,
+                    (true, _) => Why::Rule(p.roots.written().to_string()),
+                };
+                return Resolution { granted, refused: false, tier: p.tier, rule_id: p.rule_id.clone(), why };
+            }
+        }
         // 2. Explicit: stored rules and this call's one-shot grants.
         if let Some(p) = most_specific(&over.explicit, cap) {
             if let Some(store) = store {
@@ -316,6 +356,19 @@ impl Policy {
             }
         }
         None
+    }
+
+    /// The persistence surface `path` is (or is inside), as spelled.
+    pub fn persistence(&self, path: &Spellings) -> Option<String> {
+        for p in &path.0 {
+            if let Some(s) = baseline::repository_surface(p) {
+                return Some(s);
+            }
+        }
+        self.startup
+            .iter()
+            .find(|c| path.0.iter().any(|p| c.0.iter().any(|root| paths::within(p, root))))
+            .map(|c| c.written().to_string())
     }
 
     fn credential(&self, path: &Spellings) -> Option<String> {

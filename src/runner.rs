@@ -48,11 +48,22 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
+            // Before Landlock: once it applies, no mount may change.
+            let shut = if req.persistence == crate::api::Persistence::Shut {
+                let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| req.workspace.clone());
+                let surfaces = crate::persistence::surfaces(&req, &cwd);
+                if let Err(e) = crate::persistence::shut(&surfaces) {
+                    return fail(EXIT_FAILED, &format!("{e}; nothing was run"));
+                }
+                format!("persistence shut ({} surfaces)", surfaces.len())
+            } else {
+                "persistence open".to_string()
+            };
             if let Err((code, e)) = linux::apply(&rules) {
                 return fail(code, &e);
             }
             if opts.iter().any(|o| o == "--report-fence") {
-                eprintln!("dsh-allow fence: {how}");
+                eprintln!("dsh-allow fence: {how}; {shut}");
             }
         }
         exec(argv)
@@ -520,5 +531,12 @@ pub fn status(plan: &FencePlan) -> serde_json::Value {
         };
         caps.insert(c.as_str().into(), serde_json::json!({ "coverage": cov, "why": why }));
     }
-    serde_json::json!({ "landlockAbi": abi, "enforce": plan.enforce, "capabilities": caps, "notes": plan.notes })
+    #[cfg(target_os = "linux")]
+    let persistence = match crate::persistence::available() {
+        Ok(()) => serde_json::json!({ "state": "shut", "why": "hooks, git config and .gitmodules are read-only bind mounts in the runner's own mount namespace" }),
+        Err(e) => serde_json::json!({ "state": "open", "why": e }),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let persistence = serde_json::json!({ "state": "open", "why": "the runner's mount namespace exists only on Linux" });
+    serde_json::json!({ "landlockAbi": abi, "enforce": plan.enforce, "capabilities": caps, "notes": plan.notes, "persistence": persistence })
 }

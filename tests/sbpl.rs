@@ -29,6 +29,7 @@ fn request(enforce: Enforce, mode: Mode, rules: Vec<Rule>) -> ProfileRequest {
         grants: vec![],
         protected_files: vec!["/Users/me/.dsh/dsh-allow.json".into(), "/Users/me/.dsh/dsh-allow-audit.ndjson".into()],
         enforce,
+        persistence: dsh_allow::api::Persistence::Shut,
     }
 }
 
@@ -181,6 +182,7 @@ fn the_seatbelt_kernel_suite_runs_only_on_macos() {
         grants: vec![],
         protected_files: vec![real(&store)],
         enforce: Enforce::Guarded,
+        persistence: dsh_allow::api::Persistence::Shut,
     };
     let fs = dsh_allow::fs_host::FsHost::from_env();
     let plan = compile(&req, &fs);

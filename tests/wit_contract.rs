@@ -84,6 +84,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         commands: vec![grant()],
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
         fence: vec![Capability::Read],
+        persistence: dsh_allow::api::Persistence::Shut,
     };
     let effect = EffectVerdict {
         path: "/w".into(),
@@ -104,6 +105,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         unknown: vec![unknown.clone()],
         proposals: vec![proposal.clone()],
         command_grant: Some(dsh_allow::command_grant::GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
+        fence_grants: vec![rule()],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), keep_backup: true, warnings: vec![] };
     let preq = ProfileRequest {
@@ -116,6 +118,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         grants: vec![],
         protected_files: vec![],
         enforce: Enforce::Full,
+        persistence: dsh_allow::api::Persistence::Shut,
     };
     let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };
@@ -137,6 +140,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         stored: vec![json!(1)],
         review: Some(json!({})),
         command_grant: Some("g".into()),
+        kernel: vec![json!({ "path": "/h/.ssh/id_ed25519", "capability": "read" })],
     };
     let folded = Folded { rows: vec![row.clone()], skipped: 0, hidden_baseline: 0 };
     let fold = FoldOptions { session_id: Some("s".into()), limit: Some(1), baseline: true };

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::{Mode, Platform};
+use crate::api::{Mode, Persistence, Platform};
 use crate::baseline;
 use crate::capability::Capability;
 use crate::host::{Host, Memo, PathKind};
@@ -71,10 +71,21 @@ pub struct ProfileRequest {
     pub protected_files: Vec<String>,
     #[serde(default = "full")]
     pub enforce: Enforce,
+    /// Whether the runner shuts the repository's hooks and config (Linux:
+    /// read-only bind mounts in a namespace of its own). Absent means shut,
+    /// and a runner that cannot runs nothing; the plugin sends `open` only
+    /// after its probe found namespaces unavailable, and then the decision
+    /// asks for hidden code in a repository.
+    #[serde(default = "shut")]
+    pub persistence: Persistence,
 }
 
 fn full() -> Enforce {
     Enforce::Full
+}
+
+fn shut() -> Persistence {
+    Persistence::Shut
 }
 
 impl ProfileRequest {
@@ -156,7 +167,12 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
             add(&p.roots, p.recursive);
         }
     }
-    for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials) {
+    // Shut inside any open root: a rule on home compiles around the shell's
+    // start-up files as it does around the credential stores. (A
+    // repository's hooks and config are shut by the runner's read-only
+    // bind mounts instead: compiling around them would take from `.git`
+    // itself the create and delete git's lock files need.)
+    for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials).chain(&policy.startup) {
         add(s, true);
     }
     for f in &policy.protected_files {

@@ -51,6 +51,24 @@ pub fn checks() -> Vec<(&'static str, Option<String>)> {
     let f = fold(&text, &FoldOptions { session_id: None, limit: None, baseline: true });
     out.push(("broken_foreign_and_sessionless_lines_are_skipped_not_fatal", (f.rows.len() != 1 || f.skipped != 5).then(|| format!("{} rows, {} skipped", f.rows.len(), f.skipped))));
 
+    let kernel = |call: &str, denied: serde_json::Value| {
+        line(serde_json::json!({"dshAllow": 1, "kind": "kernel", "sessionId": "s1", "callId": call, "denied": denied}))
+    };
+    let text = decision("s1", "py", "allow", "fence", "python3 -c 'print(open(k).read())'")
+        + &kernel("py", serde_json::json!([{"path": "/h/.ssh/id_ed25519", "capability": "read"}]));
+    let f = fold(&text, &all);
+    out.push(("an_opaque_call_the_fence_bounded_is_decided_by_the_fence_and_names_what_the_kernel_denied", (|| {
+        let [r] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
+        (r.source != "fence" || r.outcome != "allowed" || r.kernel != [serde_json::json!({"path": "/h/.ssh/id_ed25519", "capability": "read"})])
+            .then(|| format!("{r:?}"))
+    })()));
+
+    let text = decision("s1", "cat", "allow", "baseline", "cat x") + &kernel("cat", serde_json::json!([{"path": "/w/x", "capability": "read"}]))
+        + &kernel("nobody", serde_json::json!([{"path": "/w/y", "capability": "read"}])) + &kernel("cat", serde_json::json!("not a list"));
+    let hidden = fold(&text, &FoldOptions { session_id: Some("s1".into()), limit: None, baseline: false });
+    out.push(("a_default_allow_the_kernel_then_stopped_stays_visible_and_stray_kernel_lines_are_skipped", (hidden.rows.len() != 1 || hidden.rows[0].kernel.len() != 1 || hidden.skipped != 2)
+        .then(|| format!("{} rows, {} skipped", hidden.rows.len(), hidden.skipped))));
+
     let text = decision("s1", "mine", "allow", "rule", "x") + &decision("s2", "theirs", "allow", "rule", "y");
     let f = fold(&text, &all);
     out.push(("only_the_asked_session_is_folded", (f.rows.len() != 1 || f.rows[0].call_id != "mine").then(|| format!("{:?}", f.rows))));

@@ -17,5 +17,6 @@ pub fn request(command: &str) -> DecideRequest {
         commands: vec![],
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
         fence: dsh_allow::capability::Capability::ALL.to_vec(),
+        persistence: dsh_allow::api::Persistence::Shut,
     }
 }

@@ -24,7 +24,7 @@ pub fn cases() -> Vec<Case> {
         let fixture_name = case.get("fixture").and_then(Value::as_str).unwrap_or("linux");
         let fixture: FixtureHost = serde_json::from_value(doc["fixtures"][fixture_name].clone()).expect("fixture");
         let mut request = doc["defaults"][fixture_name].clone();
-        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands"] {
+        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence"] {
             if let Some(v) = case.get(key) {
                 request[key] = v.clone();
             }
@@ -85,6 +85,13 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
             if &dj[key] != want {
                 wrong.push(format!("{key} {}, want {want}", dj[key]));
             }
+        }
+    }
+    if let Some(want) = ex.get("fenceGrants") {
+        // The paths whose delete the call's fence carries beyond the policy.
+        let got: Vec<Value> = d.fence_grants.iter().map(|r| json!(r.path)).collect();
+        if &Value::Array(got.clone()) != want {
+            wrong.push(format!("fence grants {got:?}, want {want}"));
         }
     }
     if let Some(want) = ex.get("tiers") {

@@ -1,0 +1,188 @@
+//! The runner's second fence: a repository's persistence surfaces
+//! (`.git/hooks`, `.git/config`, `.gitmodules`) made read-only for the
+//! fenced process tree.
+//!
+//! Landlock only grants, and git needs create and delete directly in `.git`
+//! for its lock files, so the hooks and config inside it cannot be shut by
+//! path. Instead the runner enters a mount namespace of its own (inside a
+//! user namespace when it is not root), bind-mounts each surface read-only
+//! onto itself, and only then applies Landlock, which forbids every later
+//! mount change to the fenced processes. Writes there fail with EROFS,
+//! renames over them with EBUSY; nothing outside this process tree sees the
+//! mounts. A surface a rule or grant names is left open (the user opened
+//! it: `git config` once allowed, a hook the user asked for).
+
+use std::path::Path;
+
+use crate::capability::Capability;
+use crate::profile::ProfileRequest;
+
+/// The surfaces to shut for this call: those of the workspace's repository
+/// and of the repository the command starts in, when they exist.
+pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
+    let mut roots = vec![crate::paths::normalize(&req.workspace)];
+    if let Some(r) = repository_above(cwd) {
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        let git = format!("{root}/.git");
+        // A worktree's `.git` is a file naming the real folder elsewhere;
+        // only a folder of our own is shut here (README: Known limits).
+        if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        // A `.git` with no HEAD is not a repository yet: `git init` is about
+        // to fill it, and is given it whole when the line is git's own.
+        let initialised = Path::new(&git).join("HEAD").exists();
+        if !initialised && gits_own(req, &git) {
+            continue;
+        }
+        // A hooks folder that is not there could be made and filled:
+        // make it empty first so it can be shut.
+        let hooks = format!("{git}/hooks");
+        if !Path::new(&hooks).exists() {
+            let _ = std::fs::create_dir(&hooks);
+        }
+        for rel in crate::baseline::REPOSITORY_SURFACES {
+            let p = format!("{root}/{rel}");
+            if Path::new(&p).exists() && !named(req, &p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The folder holding the nearest `.git` at or above `dir`.
+fn repository_above(dir: &str) -> Option<String> {
+    let mut at = crate::paths::normalize(dir);
+    loop {
+        if Path::new(&at).join(".git").exists() {
+            return Some(at);
+        }
+        if at == "/" {
+            return None;
+        }
+        at = crate::paths::parent(&at).to_string();
+    }
+}
+
+/// The call carries delete on this `.git` (git's own line, or a command
+/// grant for git in a repository below the workspace).
+fn gits_own(req: &ProfileRequest, git: &str) -> bool {
+    req.grants.iter().any(|g| g.path == git && g.access.grants(Capability::Delete))
+}
+
+/// A rule or grant written for the surface (or inside it) opens it.
+fn named(req: &ProfileRequest, surface: &str) -> bool {
+    req.rules.iter().chain(&req.grants).any(|r| {
+        crate::paths::within(&crate::paths::normalize(&r.path), surface) && Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c))
+    })
+}
+
+/// Enter a private mount namespace and make `surfaces` read-only in it.
+#[cfg(target_os = "linux")]
+pub fn shut(surfaces: &[String]) -> Result<(), String> {
+    if surfaces.is_empty() {
+        return Ok(());
+    }
+    enter_namespace()?;
+    for s in surfaces {
+        read_only_bind(s)?;
+    }
+    Ok(())
+}
+
+/// Whether this process could shut surfaces (for `status`): tried in a
+/// child, which leaves this process as it was.
+#[cfg(target_os = "linux")]
+pub fn available() -> Result<(), String> {
+    // SAFETY: the child only makes system calls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("cannot fork to probe: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        let code = match enter_namespace().and_then(|_| read_only_bind("/")) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("{e}");
+                1
+            }
+        };
+        // SAFETY: leave the child without running anything of the parent's.
+        unsafe { libc::_exit(code) }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else {
+        Err("this kernel or its settings refuse the user and mount namespaces the runner needs (e.g. kernel.unprivileged_userns_clone=0, or an AppArmor restriction)".into())
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn enter_namespace() -> Result<(), String> {
+    let err = |what: &str| format!("cannot shut the repository's hooks and config: {what}: {}", std::io::Error::last_os_error());
+    // SAFETY: plain system calls on this single-threaded process.
+    unsafe {
+        let uid = libc::geteuid();
+        let gid = libc::getegid();
+        if uid == 0 {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return Err(err("unshare(CLONE_NEWNS)"));
+            }
+        } else {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+                return Err(err("unshare(CLONE_NEWUSER|CLONE_NEWNS)"));
+            }
+            // The same ids inside: files keep their owners; after exec the
+            // program holds no capability in the namespace.
+            write_proc("/proc/self/setgroups", "deny")?;
+            write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
+            write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+        }
+        // Nothing mounted here may reach the namespace we came from.
+        let root = c"/";
+        if libc::mount(std::ptr::null(), root.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+            return Err(err("making the mount namespace private"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn write_proc(file: &str, text: &str) -> Result<(), String> {
+    std::fs::write(file, text).map_err(|e| format!("cannot shut the repository's hooks and config: writing {file}: {e}"))
+}
+
+/// Bind `path` onto itself, then remount that bind read-only, keeping the
+/// flags the mount already has (a user namespace may not drop nosuid,
+/// nodev or noexec from a mount it did not make).
+#[cfg(target_os = "linux")]
+fn read_only_bind(path: &str) -> Result<(), String> {
+    let c = std::ffi::CString::new(path).map_err(|_| format!("{path}: a path with a NUL byte"))?;
+    let err = |what: &str| format!("cannot make {path} read-only: {what}: {}", std::io::Error::last_os_error());
+    // SAFETY: a NUL-terminated path; the other arguments are null or flags.
+    unsafe {
+        if libc::mount(c.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
+            return Err(err("bind mount"));
+        }
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return Err(err("statvfs"));
+        }
+        let keep = st.f_flag
+            & (libc::ST_NOSUID | libc::ST_NODEV | libc::ST_NOEXEC | libc::ST_NOATIME | libc::ST_NODIRATIME | libc::ST_RELATIME);
+        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep as libc::c_ulong;
+        if libc::mount(std::ptr::null(), c.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+            return Err(err("read-only remount"));
+        }
+    }
+    Ok(())
+}
