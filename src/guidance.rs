@@ -29,6 +29,19 @@ const OPERATIONS: &[(&[&str], Capability)] = &[
     (&["read", "open", "cat", "head", "tail", "stat"], Capability::Read),
 ];
 
+/// BSD tools (macOS) name neither the operation nor quote the path:
+/// `rm: build/x: Operation not permitted`. There the program says it.
+const PROGRAMS: &[(&str, Capability)] =
+    &[("rm", Capability::Delete), ("rmdir", Capability::Delete), ("unlink", Capability::Delete), ("mv", Capability::Delete)];
+
+fn operation_of(line: &str, lower: &str) -> Option<Capability> {
+    let program = line.split_once(": ").map(|(p, _)| p.rsplit('/').next().unwrap_or(p));
+    if let Some(&(_, cap)) = PROGRAMS.iter().find(|(p, _)| Some(*p) == program) {
+        return Some(cap);
+    }
+    OPERATIONS.iter().find(|(words, _)| words.iter().any(|w| lower.contains(w))).map(|(_, c)| *c)
+}
+
 pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
     for line in stderr.lines() {
@@ -38,7 +51,7 @@ pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
         }
         let Some(spelled) = path_in(line) else { continue };
         let path = paths::absolute(cwd, &spelled, home);
-        let capability = OPERATIONS.iter().find(|(words, _)| words.iter().any(|w| lower.contains(w))).map(|(_, c)| *c);
+        let capability = operation_of(line, &lower);
         // A rename or an unlink is decided on the folder holding the entry.
         let target = if capability == Some(Capability::Delete) || capability == Some(Capability::Create) {
             paths::parent(&path).to_string()
@@ -99,6 +112,13 @@ mod tests {
         assert_eq!(one("cat: /h/secret.txt: Permission denied"), ("/h/secret.txt".into(), Some(Read)));
         assert_eq!(one("PermissionError: [Errno 13] Permission denied: 'build/x'").0, "/w/build/x");
         assert!(explain_denials("all fine\nno denial here", "/w", "/h").is_empty());
+        // Seatbelt's EPERM as macOS tools print it.
+        assert_eq!(one("rm: build/main.o: Operation not permitted"), ("/w/build/main.o".into(), Some(Delete)));
+        assert_eq!(one("rmdir: /w/build: Operation not permitted"), ("/w/build".into(), Some(Delete)));
+        assert_eq!(one("cat: /h/.ssh/id_ed25519: Operation not permitted"), ("/h/.ssh/id_ed25519".into(), Some(Read)));
+        assert_eq!(one("touch: /other/x: Operation not permitted"), ("/other/x".into(), Some(Create)));
+        assert_eq!(one("PermissionError: [Errno 1] Operation not permitted: '/h/.aws/credentials'").0, "/h/.aws/credentials");
+        assert_eq!(one("Error: EPERM: operation not permitted, unlink '/w/src/a.rs'"), ("/w/src/a.rs".into(), Some(Delete)));
         let d = explain_denials("rm: cannot remove 'a': Permission denied", "/w", "/h");
         assert!(d[0].guidance.contains("/allow add delete /w folder") && d[0].guidance.contains("Do not work around it"), "{}", d[0].guidance);
     }
