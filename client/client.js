@@ -63,6 +63,8 @@ window.__ModuleLoader__.load({
       'source.auto-review': 'Auto review',
       'source.human': 'Human',
       'source.policy': 'Policy',
+      'source.fence': 'Fence',
+      'outcome.kernelDenied': 'Allowed · then denied by the kernel',
       'action.allow-once': 'Allow once',
       'action.always-allow': 'Always allow',
       'action.deny': 'Deny',
@@ -73,6 +75,8 @@ window.__ModuleLoader__.load({
       'detail.review': 'Auto review {verdict}: {reason} ({latencyMs} ms, {route})',
       'detail.stored': 'stored {rules}',
       'detail.commandGrant': 'command grant {id}',
+      'detail.fence': 'The kernel fence bounds what the command line cannot show (inline code, computed paths)',
+      'detail.kernel': 'denied by the kernel: {capability} {path}',
       'missing.item': '{capability} {path}',
       'card.strip': 'dsh-allow is waiting for your decision',
       'card.title': 'Filesystem permission required',
@@ -114,6 +118,8 @@ window.__ModuleLoader__.load({
       'source.auto-review': '自动复核',
       'source.human': '人工',
       'source.policy': '策略',
+      'source.fence': '围栏',
+      'outcome.kernelDenied': '已允许 · 随后被内核拒绝',
       'action.allow-once': '允许一次',
       'action.always-allow': '总是允许',
       'action.deny': '拒绝',
@@ -124,6 +130,8 @@ window.__ModuleLoader__.load({
       'detail.review': '自动复核 {verdict}:{reason}({latencyMs} ms,{route})',
       'detail.stored': '已写入 {rules}',
       'detail.commandGrant': '命令授权 {id}',
+      'detail.fence': '命令行看不到的部分(内联代码、运行时算出的路径)由内核围栏约束',
+      'detail.kernel': '被内核拒绝:{capability} {path}',
       'missing.item': '{capability} {path}',
       'card.strip': 'dsh-allow 正在等待你的决定',
       'card.title': '需要文件权限',
@@ -157,6 +165,8 @@ window.__ModuleLoader__.load({
       '.dsh-allow-badge[data-source=auto-review]{color:#7c3aed}',
       '.dsh-allow-badge[data-source=human]{color:#1d63d8}',
       '.dsh-allow-badge[data-source=policy]{color:#c2410c}',
+      '.dsh-allow-badge[data-source=fence]{color:#0e7490}',
+      '.dsh-allow-kernel{color:#b91c1c}',
       '.dsh-allow-note{color:var(--dsw-alias-label-tertiary)}',
       '.dsh-allow-card-root{padding:8px calc(var(--dsh-composer-side-clearance,16px) + 16px) 12px;display:flex;flex-direction:column;align-items:center}',
       '.dsh-allow-card{width:100%;max-width:var(--dsh-chat-content-width,748px);border:1px solid var(--dsw-alias-state-warn-secondary,#e5a100);background:var(--dsw-specific-input-major,#fff);box-shadow:var(--dsw-shadow-lv2);border-radius:20px;overflow:hidden}',
@@ -219,6 +229,8 @@ window.__ModuleLoader__.load({
         if (row.commandGrant) parts.push(t('detail.commandGrant', { id: row.commandGrant }))
       } else if (row.source === 'baseline') {
         parts.push(t('detail.baseline'))
+      } else if (row.source === 'fence') {
+        parts.push(t('detail.fence'))
       } else if (row.source === 'human' && row.action) {
         parts.push(t('action.' + row.action))
         if ((row.stored || []).length > 0) {
@@ -244,9 +256,12 @@ window.__ModuleLoader__.load({
       return h('tr', { 'data-call-id': row.callId, 'data-source': row.source, 'data-outcome': row.outcome },
         h('td', { className: 'dsh-allow-note dsh-allow-time' }, timeOf(row.time)),
         h('td', { className: 'dsh-allow-mono dsh-allow-command' }, row.command),
-        h('td', null, t('outcome.' + row.outcome)),
+        h('td', null, t(row.outcome === 'allowed' && (row.kernel || []).length > 0 ? 'outcome.kernelDenied' : 'outcome.' + row.outcome)),
         h('td', null, h('span', { className: 'dsh-allow-badge', 'data-source': row.source }, t('source.' + row.source))),
-        h('td', null, detailOf(t, row).map(function (p, i) { return h('div', { key: i }, p) })),
+        h('td', null, detailOf(t, row).map(function (p, i) { return h('div', { key: i }, p) }).concat(
+          (row.kernel || []).map(function (k, i) {
+            return h('div', { key: 'k' + i, className: 'dsh-allow-kernel' }, t('detail.kernel', { capability: k.capability || '?', path: k.path }))
+          }))),
         h('td', { className: 'dsh-allow-mono' }, missing.map(function (m, i) {
           return h('div', { key: i }, t('missing.item', { capability: m.capability, path: m.path }))
         })))

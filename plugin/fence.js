@@ -40,6 +40,12 @@ export function defaultRunner() {
  */
 export const RUNNER_FAILURE_EXITS = [125, 122]
 export const RUNNER_FAILURE_PREFIX = 'dsh-allow run: '
+/** What the runner says when it cannot enter the namespaces that shut a repository's hooks. */
+export const PERSISTENCE_FAILURE = "cannot shut the repository's hooks and config"
+/** Whether a fence status shuts a repository's hooks and config, as the core's `persistence`. */
+export function persistenceOf(status) {
+  return status?.persistence?.state === 'shut' ? 'shut' : 'open'
+}
 
 /**
  * The argv that runs `argv` under the profile on Linux. With `fenceCache`
@@ -56,7 +62,7 @@ export function runnerArgv(runner, profile, argv, { fenceCache } = {}) {
  * a path the probe profile does not grant it, plus a control that must work.
  * Resolves to `{ level, capabilities, fenced: {cap: bool}, why }`.
  */
-export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full' }) {
+export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full', persistence = 'shut' }) {
   if (!existsSync(runner)) return offStatus(`runner not found at ${runner}`)
   let root
   try {
@@ -71,9 +77,12 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
     writeFileSync(p('elsewhere', 'plain'), 'x')
     copyFileSync('/bin/true', p('home', 'tool'))
     chmodSync(p('home', 'tool'), 0o755)
+    // A repository's persistence surfaces: the runner must shut its hooks.
+    mkdirSync(p('ws', '.git', 'hooks'), { recursive: true })
+    writeFileSync(p('ws', '.git', 'HEAD'), 'ref: refs/heads/main\n')
     const profile = {
       workspace: p('ws'), home: p('home'), harnessHome: p('harness'), platform: 'linux',
-      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce,
+      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce, persistence,
     }
     const q = (s) => `'${s.replaceAll("'", "'\\''")}'`
     const check = (cap, cmd) => `if { ${cmd}; } >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
@@ -85,9 +94,16 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       check('delete', `rm -f ${q(p('ws', 'victim'))}`),
       check('execute', q(p('home', 'tool'))),
       check('readElsewhere', `cat ${q(p('elsewhere', 'plain'))}`),
+      check('hooks', `: > ${q(p('ws', '.git', 'hooks', 'pre-commit'))}`),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
     if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
+      // No namespaces here: fence without them, and say so loudly (the
+      // decision then asks for hidden code in a repository).
+      if (persistence === 'shut' && run.stderr.includes(PERSISTENCE_FAILURE)) {
+        const open = await probeLinuxRunner({ runner, scratchParent, enforce, persistence: 'open' })
+        return { ...open, persistence: { state: 'open', why: firstLine(run.stderr).replace(RUNNER_FAILURE_PREFIX, '') } }
+      }
       return offStatus(`the runner failed: ${firstLine(run.stderr) || `exit ${run.code}`}`)
     }
     const seen = Object.fromEntries(run.stdout.split('\n').filter(Boolean).map((l) => l.split('=')))
@@ -98,6 +114,11 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
     const level = LEVELS[Math.min(LEVELS.indexOf(seenLevel), LEVELS.indexOf(enforce))]
     const why = Object.fromEntries(ALL.map((c) => [c, fenced[c] ? 'the kernel refused it in the probe' : 'the probe ran it unhindered']))
     const status = { level, capabilities: capabilitiesOf(level), fenced, why, enforcement: level === 'full' ? 'full' : 'partial' }
+    status.persistence = persistence === 'open'
+      ? { state: 'open', why: 'the runner was asked not to shut them' }
+      : seen.hooks === 'fenced'
+        ? { state: 'shut', why: "the repository's hooks, git config and .gitmodules are read-only in the runner's own mount namespace" }
+        : { state: 'open', why: 'the probe wrote into .git/hooks unhindered' }
     // Probe files under a folder the baseline opens (a temp dir) prove nothing.
     if (level === 'off') status.reason = `the runner fenced none of the probe's paths under ${scratchParent} (a temp directory the baseline opens?)`
     return status
@@ -120,6 +141,7 @@ export function offStatus(reason) {
   return {
     level: 'off', capabilities: [], fenced: Object.fromEntries(ALL.map((c) => [c, false])),
     why: Object.fromEntries(ALL.map((c) => [c, reason])), enforcement: 'none', reason,
+    persistence: { state: 'open', why: reason },
   }
 }
 

@@ -9,6 +9,7 @@ import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
 import { completeRemovals, pendingRemovals } from './removal.js'
+import { persistenceOf } from './fence.js'
 
 export const SHELL_TOOLS = new Set(['bash', 'pwsh'])
 export const FILE_WRITE_TOOLS = new Set(['write', 'edit', 'str_replace_editor'])
@@ -44,6 +45,7 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       commands: load.commands,
       protectedFiles: protectedFiles(),
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
+      persistence: persistenceOf(fence.current()),
     }
     return { request, decision: core.decide(request, host), load, policy, mode }
   }
@@ -99,6 +101,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
     effects: d?.decision?.effects, missing: d?.decision?.missing, reason: d?.decision?.reason,
+    unknown: d?.decision?.unknown, fenced: (d?.request?.fence ?? []).length > 0,
     // The fold reads the grant's name; only an allow is the grant's doing.
     rules: decidedRules(d), commandGrant: outcome === 'allow' ? d?.decision?.commandGrant?.name : undefined,
     rulesError: d?.load?.error, ...extra,
@@ -128,7 +131,9 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
       return { kind: 'deny', reason: `dsh-allow: could not decide this command (${error.message}); nothing ran` }
     }
     record(exec, d, outcome)
-    const carried = d.decision.commandGrant?.rules ?? []
+    // A command grant's roots, and delete in the repository for git's own
+    // lines: both are this call's alone, claimed by its profile.
+    const carried = [...(d.decision.commandGrant?.rules ?? []), ...(d.decision.fenceGrants ?? [])]
     if (outcome === 'allow' && carried.length > 0 && sessionId !== undefined) return runCarrying(exec, next, carried)
     if (outcome !== 'prompt') grants.release(exec.callId)
     if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
@@ -232,10 +237,19 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
       // the narrowest /allow add, instead of a bare "Permission denied".
       if (fenced && ran !== undefined && explainDenials !== undefined) {
         const stderr = result.value?.stderr?.text ?? ''
+        let denials = []
         try {
-          for (const d of explainDenials(stderr, ran.request.cwd, ran.request.home)) notes.push(d.guidance)
+          denials = explainDenials(stderr, ran.request.cwd, ran.request.home)
+          for (const d of denials) notes.push(d.guidance)
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
+        }
+        // The ledger says what the kernel did, not only what was decided.
+        if (denials.length > 0) {
+          ledger.append({
+            kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
+            denied: denials.map(({ path, capability }) => ({ path, capability: capability ?? undefined })),
+          })
         }
       }
     }

@@ -16,7 +16,7 @@ import * as core from './core.js'
 import { Config, resolveConfig } from './config.js'
 import { RulesStore } from './store.js'
 import { GrantStore } from './grants.js'
-import { Fence, defaultRunner } from './fence.js'
+import { Fence, defaultRunner, persistenceOf } from './fence.js'
 import { makeDecider, makeGate } from './gate.js'
 import { makePlanner, wrapConfine } from './confine.js'
 import { Asks, approvalListener, withProposals } from './approval.js'
@@ -88,6 +88,8 @@ export function apply(ctx, rawConfig) {
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
           rules: store.load().rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
+          // The runner shuts hooks and git config unless the probe found it cannot.
+          persistence: persistenceOf(fence.current()),
         }
       },
     })

@@ -28,14 +28,19 @@ const ACTIONS = {
 
 /**
  * Who decided an allowed call: a stored rule, a deployment grant or a
- * command grant is `rule`; everything else that allows without asking is the
- * platform `baseline`. Refusals and prompts are this plugin's `policy` (a
+ * command grant is `rule`; hidden code or computed paths bounded by the
+ * kernel fence are `fence`; everything else that allows without asking is
+ * the platform `baseline`. Refusals and prompts are this plugin's `policy` (a
  * prompt's row turns `human` when its answer is folded in).
  */
 export function sourceOf(record) {
   if (record.decision !== 'allow') return 'policy'
   if (record.commandGrant) return 'rule'
-  return (record.effects ?? []).some((e) => e.granted && TIERS_OF_RULES.has(e.tier)) ? 'rule' : 'baseline'
+  if ((record.effects ?? []).some((e) => e.granted && TIERS_OF_RULES.has(e.tier))) return 'rule'
+  // What the text could not show (inline code, computed paths) ran because
+  // the kernel fence bounds it: the fence decided, not the baseline.
+  if (record.fenced && (record.unknown ?? []).some((u) => u.bounded)) return 'fence'
+  return 'baseline'
 }
 
 /** The rules the ledger names, as `{path, recursive, access}` (access: only what it grants). */
@@ -77,6 +82,11 @@ export function ledgerRecord(record, redact) {
     }
     if (record.commandGrant) line.commandGrant = record.commandGrant
     return line
+  }
+  if (record.kind === 'kernel') {
+    const denied = (record.denied ?? []).filter((d) => typeof d.path === 'string' && d.path !== '')
+    if (denied.length === 0) return undefined
+    return { ...head, kind: 'kernel', time: record.time, denied: denied.map(({ path, capability }) => ({ path, capability: capability ?? null })) }
   }
   if (record.kind === 'human') {
     const always = record.outcome === 'allowed-once' && (record.always ?? []).length > 0

@@ -25,12 +25,6 @@ pub struct Entry {
     /// the workspace and harness home speak "not granted" for the rest.
     pub grants: &'static [Capability],
     pub speaks_for_all: bool,
-    /// Capabilities this entry denies explicitly (a carve-out inside a
-    /// more general entry).
-    pub denies: &'static [Capability],
-    /// Compiled into the kernel fence too; `false` for carve-outs Landlock
-    /// cannot express (see TOOL_STATE).
-    pub kernel: bool,
 }
 
 const RX: &[Capability] = &[Read, Execute];
@@ -39,10 +33,10 @@ const ALL: &[Capability] = &[Read, Write, Create, Delete, Execute];
 const WORKSPACE: &[Capability] = &[Read, Write, Create, Execute];
 
 const fn e(root: Root, grants: &'static [Capability]) -> Entry {
-    Entry { root, recursive: true, grants, speaks_for_all: false, denies: &[], kernel: true }
+    Entry { root, recursive: true, grants, speaks_for_all: false }
 }
 const fn file(root: Root, grants: &'static [Capability]) -> Entry {
-    Entry { root, recursive: false, grants, speaks_for_all: false, denies: &[], kernel: true }
+    Entry { root, recursive: false, grants, speaks_for_all: false }
 }
 
 /// Tier 1: the platform's reserved paths. write/create/delete refused for
@@ -70,8 +64,8 @@ pub fn temp_dirs(platform: Platform) -> &'static [&'static str] {
 /// Tier 3: the platform baseline, before mode narrowing.
 pub fn baseline(platform: Platform) -> Vec<Entry> {
     let mut v = vec![
-        Entry { root: Root::Workspace, recursive: true, grants: WORKSPACE, speaks_for_all: true, denies: &[], kernel: true },
-        Entry { root: Root::HarnessHome, recursive: true, grants: R, speaks_for_all: true, denies: &[], kernel: true },
+        Entry { root: Root::Workspace, recursive: true, grants: WORKSPACE, speaks_for_all: true },
+        Entry { root: Root::HarnessHome, recursive: true, grants: R, speaks_for_all: true },
     ];
     v.extend_from_slice(TOOL_STATE);
     for t in temp_dirs(platform) {

@@ -54,7 +54,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         rules: &req.rules,
         grants: &req.grants,
         protected_files: &req.protected_files,
-        kernel_only: false,
+        for_fence: false,
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
     let hit = PREPARED.with(|cell| {

@@ -36,6 +36,12 @@ impl FsHost {
         }
     }
 
+    /// `from_env`, looking programs up on `path` (the PATH the call will
+    /// run with, when it is not this process's).
+    pub fn with_path(path: &str) -> FsHost {
+        FsHost { path_var: Some(path.to_string()), ..FsHost::from_env() }
+    }
+
     /// The real folders looked in so far (see `looked_in`).
     pub fn looked_in(&self) -> Vec<String> {
         self.looked_in.borrow().iter().cloned().collect()

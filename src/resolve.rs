@@ -109,8 +109,9 @@ pub struct Policy {
     pub protected_files: Vec<Spellings>,
     pub explicit: Vec<Prepared>,
     pub baseline: Vec<(Prepared, &'static str)>,
-    /// Per baseline entry: whether the kernel fence carries it.
-    pub baseline_in_kernel: Vec<bool>,
+    /// Compiling the fence: a repository's hooks and config are the
+    /// runner's read-only mounts, not paths to compile around.
+    for_fence: bool,
     pub credentials: Vec<Spellings>,
     /// The shell's start-up files and git's global configuration under home.
     pub startup: Vec<Spellings>,
@@ -125,12 +126,11 @@ pub struct PolicyInput<'a> {
     pub rules: &'a [Rule],
     pub grants: &'a [Rule],
     pub protected_files: &'a [String],
-    /// Only the baseline entries the kernel fence carries (compiling the
-    /// fence). The others (`.git/hooks`, `.git/config`) lie inside a root
-    /// the kernel gets whole and cover no other root, so the fence does not
-    /// depend on them; preparing them would look inside `.git`, which git
-    /// changes on nearly every call (and a kept fence would never be reused).
-    pub kernel_only: bool,
+    /// Compiling the fence rather than deciding: a repository's hooks and
+    /// config are then left to the runner's read-only bind mounts. Shut by
+    /// path they would be compiled around, which takes from `.git` itself
+    /// the create and delete git's lock files need.
+    pub for_fence: bool,
 }
 
 impl Policy {
@@ -160,11 +160,7 @@ impl Policy {
 
         let read_only = input.mode == Mode::ReadOnly;
         let mut base = Vec::new();
-        let mut kernel = Vec::new();
         for entry in baseline::baseline(input.platform) {
-            if input.kernel_only && !entry.kernel {
-                continue;
-            }
             let (root, label) = match entry.root {
                 Root::Abs(p) => (p.to_string(), if baseline::temp_dirs(input.platform).contains(&p) { "temp directory" } else { "system path" }),
                 Root::Home(p) => (format!("{home}/{p}"), "user toolchain or config"),
@@ -182,9 +178,6 @@ impl Policy {
                 // A read-only session keeps only read and execute anywhere.
                 access.set(c, !(read_only && c.mutates()));
             }
-            for &c in entry.denies {
-                access.set(c, false);
-            }
             let roots = Spellings::of_root(&root, host);
             // Tool state must be the workspace's own folder: a `target` the
             // agent swapped for a symlink to ~ would carry delete there.
@@ -198,7 +191,6 @@ impl Policy {
                 Prepared { depth: paths::depth(roots.real()), roots, recursive: entry.recursive, access, tier: Tier::Baseline, rule_id: None },
                 label,
             ));
-            kernel.push(entry.kernel);
         }
         Policy {
             platform: input.platform,
@@ -209,7 +201,7 @@ impl Policy {
             protected_files: input.protected_files.iter().map(|p| Spellings::of_root(&abs(p), host)).collect(),
             explicit,
             baseline: base,
-            baseline_in_kernel: kernel,
+            for_fence: input.for_fence,
             credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             startup: baseline::STARTUP_FILES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             home,
@@ -360,7 +352,7 @@ impl Policy {
 
     /// The persistence surface `path` is (or is inside), as spelled.
     pub fn persistence(&self, path: &Spellings) -> Option<String> {
-        for p in &path.0 {
+        for p in path.0.iter().filter(|_| !self.for_fence) {
             if let Some(s) = baseline::repository_surface(p) {
                 return Some(s);
             }

@@ -268,7 +268,7 @@ fn differential(name: &str, probes: usize) {
                 rules: &parsed,
                 grants: &[],
                 protected_files: &protected,
-                kernel_only: false,
+                for_fence: false,
             },
             &host,
         );

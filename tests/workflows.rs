@@ -773,6 +773,7 @@ impl Tree {
             "rules": answers.rules, "commands": answers.commands,
             "protectedFiles": [self.p("home/.dsh/dsh-allow.json")],
             "fence": ["read", "write", "create", "delete", "execute"],
+            "persistence": "shut",
         }))
         .unwrap();
         dsh_allow::decide::decide(&req, &FsHost::from_env())
@@ -784,6 +785,7 @@ impl Tree {
     fn run_decided(&self, answers: &Answers, d: &dsh_allow::api::Decision, once: &[Value], script: &str) -> Output {
         let mut profile = self.profile(answers.rules.clone());
         let mut grants: Vec<Value> = d.command_grant.as_ref().map(|g| g.rules.iter().map(|r| serde_json::to_value(r).unwrap()).collect()).unwrap_or_default();
+        grants.extend(d.fence_grants.iter().map(|r| serde_json::to_value(r).unwrap()));
         grants.extend(once.iter().cloned());
         profile["grants"] = Value::Array(grants);
         let profile = profile.to_string();

@@ -57,6 +57,9 @@ export interface DecideRequest {
   protectedFiles?: string[];
   /** Capabilities the kernel fence enforces right now. */
   fence?: Capability[];
+  /** Whether that fence shuts the repository's hooks and config (absent:
+   * open, so inline code in a repository asks). */
+  persistence?: 'shut' | 'open';
 }
 
 export type RuleInput = Pick<Rule, 'path' | 'access'> & Partial<Rule>;
@@ -101,6 +104,9 @@ export interface Decision {
   proposals: Proposal[];
   /** The command grant that matched this call: its roots are this call's one-shot grants. */
   commandGrant?: GrantMatch | null;
+  /** Delete in the workspace's repository, carried by this call's fence when
+   * the line runs git and nothing that hides code; claimed like a one-shot grant. */
+  fenceGrants?: Rule[];
 }
 
 /** A command grant that matched one call. */

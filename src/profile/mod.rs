@@ -137,7 +137,7 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
             rules: &req.rules,
             grants: &req.grants,
             protected_files: &req.protected_files,
-            kernel_only: true,
+            for_fence: true,
         },
         host,
     );
@@ -162,10 +162,8 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     for p in &policy.explicit {
         add(&p.roots, p.recursive);
     }
-    for ((p, _), in_kernel) in policy.baseline.iter().zip(&policy.baseline_in_kernel) {
-        if *in_kernel {
-            add(&p.roots, p.recursive);
-        }
+    for (p, _) in &policy.baseline {
+        add(&p.roots, p.recursive);
     }
     // Shut inside any open root: a rule on home compiles around the shell's
     // start-up files as it does around the credential stores. (A

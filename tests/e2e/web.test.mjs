@@ -17,6 +17,8 @@ const SCRIPT = [
   bash('rm -rf build'),
   bash('mkdir build && rm -rf build'),
   bash('cat ~/.ssh/id_ed25519'),
+  // The spec's third line: inline code is left to the kernel, which refuses the read.
+  bash(`python3 -c 'import os; print(open(os.path.expanduser("~/.ssh/id_ed25519")).read())'`),
 ]
 
 const { chromium, missing: noPlaywright } = await loadPlaywright()
@@ -59,7 +61,7 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
     await page.screenshot({ path: screenshotPath('web-card.png') })
 
     await always.click()
-    await page.getByText(/SCRIPT DONE \(4 results\)/).waitFor({ timeout: 30_000 })
+    await page.getByText(/SCRIPT DONE \(5 results\)/).waitFor({ timeout: 30_000 })
     await page.screenshot({ path: screenshotPath('web-chat-after-always-allow.png') })
 
     const rules = JSON.parse(readFileSync(world.rulesFile, 'utf8')).rules
@@ -74,16 +76,25 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
   test('the Approvals tab: one row per call, who decided it, the baseline behind its toggle', async () => {
     await page.getByText('Approvals', { exact: true }).click()
     const view = page.locator('[data-dsh-allow=approvals]')
-    await view.locator('tr[data-call-id]').nth(2).waitFor({ timeout: 15_000 })
+    await view.locator('tr[data-call-id]').nth(3).waitFor({ timeout: 15_000 })
+    // The kernel's denial is written after the call ran; the tab re-reads every 3 s.
+    await view.locator('.dsh-allow-kernel').waitFor({ timeout: 15_000 })
     const rows = async () => view.locator('tr[data-call-id]').evaluateAll((trs) => trs.map((tr) => ({
       command: tr.children[1].innerText, source: tr.dataset.source, outcome: tr.dataset.outcome, detail: tr.children[4].innerText, missing: tr.children[5].innerText,
+      outcomeText: tr.children[2].innerText,
     })))
     const shown = await rows()
     assert.deepEqual(shown.map((r) => [r.command, r.source, r.outcome]), [
       ['rm -rf build', 'human', 'allowed'],
       ['mkdir build && rm -rf build', 'rule', 'allowed'],
       ['cat ~/.ssh/id_ed25519', 'policy', 'refused'],
+      [SCRIPT[4].arguments.command, 'fence', 'allowed'],
     ])
+    // Allowed by the fence, then denied by the kernel: the row says both, with the path.
+    assert.equal(shown[3].outcomeText, 'Allowed · then denied by the kernel')
+    assert.match(shown[3].detail, /kernel fence bounds what the command line cannot show/)
+    assert.match(shown[3].detail, new RegExp(`denied by the kernel: read ${join(world.home, '.ssh', 'id_ed25519').replaceAll('.', '\\.')}`))
+    await page.screenshot({ path: screenshotPath('approvals-kernel-denied.png') })
     assert.match(shown[0].detail, /Always allow/)
     assert.match(shown[0].detail, new RegExp(`stored delete ${join(world.ws, 'build')}/\\*\\*`))
     assert.equal(shown[0].missing, `delete ${join(world.ws, 'build')}`)
@@ -93,13 +104,14 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
     await page.screenshot({ path: screenshotPath('web-approvals.png') })
 
     await view.locator('[data-dsh-allow=show-baseline]').check()
-    await view.locator('tr[data-call-id]').nth(3).waitFor()
+    await view.locator('tr[data-call-id]').nth(4).waitFor()
     const all = await rows()
     assert.deepEqual(all.map((r) => [r.command, r.source]), [
       ['cat README.md', 'baseline'],
       ['rm -rf build', 'human'],
       ['mkdir build && rm -rf build', 'rule'],
       ['cat ~/.ssh/id_ed25519', 'policy'],
+      [SCRIPT[4].arguments.command, 'fence'],
     ])
     await page.screenshot({ path: screenshotPath('web-approvals-baseline.png') })
 
@@ -126,7 +138,8 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
       const view = zhPage.locator('[data-dsh-allow=approvals]')
       await view.locator('tr[data-call-id]').nth(2).waitFor({ timeout: 15_000 })
       assert.deepEqual(await view.locator('th').allInnerTexts(), ['时间', '命令', '结果', '来源', '规则、复核或操作', '缺少'])
-      assert.deepEqual(await view.locator('.dsh-allow-badge').allInnerTexts(), ['人工', '规则', '策略'])
+      assert.deepEqual(await view.locator('.dsh-allow-badge').allInnerTexts(), ['人工', '规则', '策略', '围栏'])
+      assert.match(await view.locator('.dsh-allow-kernel').innerText(), /被内核拒绝:read .*id_ed25519/)
       assert.equal(await view.locator('label').innerText(), '显示默认放行(1)')
       await zhPage.screenshot({ path: screenshotPath('web-approvals-zh.png') })
     } finally {

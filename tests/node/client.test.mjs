@@ -63,7 +63,7 @@ test('every key the components ask for is in the dictionary, including the core\
   assert.ok(literal.length > 20)
   const dynamic = [
     ...['allowed', 'refused', 'denied', 'asked', 'cancelled', 'unavailable'].map((o) => `outcome.${o}`),
-    ...['rule', 'baseline', 'auto-review', 'human', 'policy'].map((s) => `source.${s}`),
+    ...['rule', 'baseline', 'fence', 'auto-review', 'human', 'policy'].map((s) => `source.${s}`),
     ...['allow-once', 'always-allow', 'deny', 'cancelled', 'unavailable'].map((a) => `action.${a}`),
   ]
   for (const key of [...literal, ...dynamic]) {

@@ -48,6 +48,28 @@ test('who allowed: a stored rule or grant is `rule`, anything else that allows i
   assert.equal(sourceOf(decision({ decision: 'refuse' })), 'policy')
 })
 
+test('inline code the kernel fence bounded is decided by the fence; without a fence it is the baseline', () => {
+  const opaque = (fenced) => decision({
+    decision: 'allow', command: "python3 -c 'print(1)'", effects: [{ path: '/usr/bin/python3', capability: 'execute', granted: true, tier: 'baseline' }],
+    unknown: [{ reason: 'inline code', bounded: true }], fenced,
+  })
+  assert.equal(sourceOf(opaque(true)), 'fence')
+  assert.equal(ledgerRecord(opaque(true), (s) => s).source, 'fence')
+  // In a folder granting all five (a temp dir) nothing needed the fence.
+  assert.equal(sourceOf(opaque(false)), 'baseline')
+})
+
+test('what the kernel denied after the call ran is its own line, folded into the call\'s row', () => {
+  const kernel = ledgerRecord({ kind: 'kernel', time: 't', sessionId: 's1', callId: 'c1', denied: [{ path: '/h/.ssh/id_ed25519', capability: 'read' }, { path: '' }] }, (s) => s)
+  assert.deepEqual(kernel.denied, [{ path: '/h/.ssh/id_ed25519', capability: 'read' }])
+  assert.equal(ledgerRecord({ kind: 'kernel', sessionId: 's1', callId: 'c1', denied: [] }, (s) => s), undefined)
+  const text = [JSON.stringify(ledgerRecord(decision({ decision: 'allow', unknown: [{ reason: 'inline', bounded: true }], fenced: true, effects: [] }), (s) => s)), JSON.stringify(kernel)].join('\n')
+  const folded = core.foldLedger(text, { sessionId: 's1' })
+  assert.equal(folded.rows.length, 1)
+  assert.equal(folded.rows[0].source, 'fence')
+  assert.deepEqual(folded.rows[0].kernel, [{ path: '/h/.ssh/id_ed25519', capability: 'read' }])
+})
+
 test('a refusal of the write tool names the protected path', () => {
   const line = ledgerRecord({ kind: 'decision', time: 't', sessionId: 's1', callId: 'c9', tool: 'write', decision: 'refuse', path: '/h/dsh-allow.json', tier: 'protected' }, (s) => s)
   assert.equal(line.command, 'write /h/dsh-allow.json')

