@@ -55,15 +55,16 @@ pub fn main(args: &[String]) -> u8 {
                 if let Err(e) = crate::persistence::shut(&surfaces) {
                     return fail(EXIT_FAILED, &format!("{e}; nothing was run"));
                 }
-                format!("persistence shut ({} surfaces)", surfaces.len())
+                format!("shut ({} surfaces)", surfaces.len())
             } else {
-                "persistence open".to_string()
+                "open (the profile asks not to shut them)".to_string()
             };
             if let Err((code, e)) = linux::apply(&rules) {
                 return fail(code, &e);
             }
             if opts.iter().any(|o| o == "--report-fence") {
-                eprintln!("dsh-allow fence: {how}; {shut}");
+                eprintln!("dsh-allow fence: {how}");
+                eprintln!("dsh-allow persistence: {shut}");
             }
         }
         exec(argv)
@@ -135,9 +136,12 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     // A repository made below the workspace root (`git init sub`): its
     // `.git` was granted delete for this call (asked, bound to git), and the
     // grant needs the folder to exist before the fence goes up.
+    // (The workspace's own `.git`, which every git line of its own carries,
+    // is made only for `git init`, above: an empty one breaks git.)
+    let own = format!("{}/{}", crate::paths::normalize(&req.workspace), crate::baseline::REPOSITORY);
     for g in &req.grants {
         let p = std::path::Path::new(&g.path);
-        let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace;
+        let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace && g.path != own;
         if inside && p.file_name().is_some_and(|n| n == ".git") && g.access.grants(crate::capability::Capability::Delete) && !p.exists() {
             let _ = std::fs::create_dir_all(p);
         }

@@ -182,15 +182,22 @@ fn nothing_of_the_command_runs_when_the_ruleset_cannot_be_applied() {
 }
 
 #[test]
-fn everyday_git_works_under_the_default_fence_while_deletes_stay_refused() {
+fn everyday_git_works_under_its_own_fence_grant_while_deletes_stay_refused() {
     let Some(t) = Tree::new("git") else { return };
     let profile = t.profile(json!([]));
-    let git = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -c user.name=t -c user.email=t@t";
-    let out = t.run(&profile, &format!("{git} init -q && {git} add -A && {git} commit -qm first && {git} branch topic && {git} status --short"));
+    // What the decision carries for a line that runs git and nothing else.
+    let mut gits = profile.clone();
+    gits["grants"] = json!([rule(&t.p("ws/.git"), true, &["delete"])]);
+    let env = "export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t";
+    let out = t.run(&gits, &format!("{env}; git init -q && git add -A && git commit -qm first && git branch topic && git status --short"));
     assert!(out.status.success(), "git under the fence: {}", String::from_utf8_lossy(&out.stderr));
     assert!(!t.base.join("ws/.git/index.lock").exists(), "no stale lock left behind");
-    assert!(!t.ok(&profile, "rm src/main.rs"), "tool state opened .git, not the worktree");
+    assert!(!t.ok(&gits, "rm src/main.rs"), "the grant opened .git, not the worktree");
     assert!(t.base.join("ws/src/main.rs").exists());
+    // Without it (any other line) the history cannot be deleted.
+    assert!(!t.ok(&profile, &format!("{env}; git commit -qm second --allow-empty")), "git replaced its lock files without the grant");
+    assert!(!t.ok(&profile, "rm -rf .git"));
+    assert!(t.base.join("ws/.git/HEAD").exists());
 }
 
 /// Random rule sets and (operation, path) probes: the core's verdict against

@@ -219,7 +219,7 @@ fn the_runner_reports_the_surfaces_it_shut() {
     let out = c.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("persistence shut (2 surfaces)"), "{err}");
+    assert!(err.contains("dsh-allow persistence: shut (2 surfaces)"), "{err}");
     let status = Command::new(BIN).args(["status", "--profile-json", &t.profile(json!([])).to_string()]).output().unwrap();
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["persistence"]["state"], "shut", "{status}");
