@@ -117,14 +117,20 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
     }
 
     t.push_str("; 3. the permission store, operation by operation, after every grant\n");
+    let mut folders: Vec<String> = Vec::new();
     for f in protected_files {
         for p in spellings(f) {
             let file = params.of(&p);
             for cap in [Capability::Write, Capability::Create, Capability::Delete] {
                 t.push_str(&format!("(deny {} (literal {file}))\n", operations(cap).join(" ")));
             }
+            // The folder holding it may not be removed or renamed away (once
+            // per folder: the store and the audit log often share one).
             let dir = params.of(paths::parent(&p));
-            t.push_str(&format!("(deny file-write-unlink (literal {dir}))\n"));
+            if !folders.contains(&dir) {
+                t.push_str(&format!("(deny file-write-unlink (literal {dir}))\n"));
+                folders.push(dir);
+            }
         }
     }
     Sbpl { text: t, params: params.0 }
