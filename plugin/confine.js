@@ -7,9 +7,9 @@
 // not expect) goes to the provider that was registered before us. Under
 // danger-full-access DSH never calls confine at all; the gate still applies.
 
-import { RUNNER_FAILURE_EXITS, RUNNER_FAILURE_PREFIX, runnerArgv } from './fence.js'
+import { RUNNER_FAILURE_EXITS, RUNNER_FAILURE_PREFIX, SEATBELT_FAILURE_PREFIX, runnerArgv, seatbeltArgv } from './fence.js'
 
-const SANDBOX_EXEC = '/usr/bin/sandbox-exec'
+export { seatbeltArgv }
 
 /**
  * Wrap `sandbox.confine`. `plan(argv, policy)` returns our ConfinedArgv or
@@ -31,23 +31,13 @@ export function wrapConfine(sandbox, plan) {
 }
 
 /**
- * The sandbox-exec argv for a compiled Seatbelt profile: the profile text
- * stays fixed and every path goes in as a `-D name=value` parameter, never
- * spliced into the text.
- */
-export function seatbeltArgv(sbpl, argv) {
-  const params = (sbpl.params ?? []).flatMap(([name, value]) => ['-D', `${name}=${value}`])
-  return [SANDBOX_EXEC, '-p', sbpl.text, ...params, ...argv]
-}
-
-/**
  * The planner: decides whether a confine call is ours and builds the argv.
  * `profileFor(policy, command)` builds the core's profile request (rules,
  * grants incl. a claimed one-shot grant, protected files); on macOS
  * `compileProfile(request, host)` is the core's compiler and `host` answers
  * its real-path questions.
  */
-export function makePlanner({ platform, fence, runner, fenceCache, profileFor, compileProfile, host }) {
+export function makePlanner({ platform, fence, runner, fenceCache, profileFor, compileProfile, host, sandboxExec }) {
   return (argv, policy) => {
     const status = fence.current()
     if (status === undefined || status.level === 'off') return undefined
@@ -62,15 +52,19 @@ export function makePlanner({ platform, fence, runner, fenceCache, profileFor, c
         runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
       }
     }
-    if (platform === 'macos' && typeof compileProfile === 'function') {
-      // A profile that fails to compile is reported by throwing, never
-      // replaced by a wider one.
+    if (platform === 'macos') {
+      // The fence is up and the gate decided by it: a profile that cannot be
+      // compiled is reported by throwing, never replaced by a wider one (nor
+      // by the host's own provider).
+      if (typeof compileProfile !== 'function') throw new Error('dsh-allow: the Seatbelt fence is up but the core has no compileProfile; nothing ran')
       const { sbpl } = compileProfile(profile, host)
       return {
-        argv: seatbeltArgv(sbpl, argv),
+        argv: seatbeltArgv(sbpl, argv, { sandboxExec }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
+        // Seatbelt refuses with EPERM; EACCES is the file's own mode.
         denialSignatures: ['operation not permitted'],
-        runnerFailureRules: [{ fatalSignatures: ['sandbox-exec: '] }],
+        // sandbox-exec names itself when it cannot parse or apply the profile.
+        runnerFailureRules: [{ fatalSignatures: [SEATBELT_FAILURE_PREFIX] }],
       }
     }
     return undefined

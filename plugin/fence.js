@@ -1,6 +1,8 @@
 // How much of the policy the kernel really enforces, found by running the
 // real runner with a real profile once per process (the spec: "在每个「模式 +
-// workspace」的首次调用上实测"), not assumed from the platform.
+// workspace」的首次调用上实测"), not assumed from the platform. Linux: the
+// dsh-allow runner (Landlock); macOS: /usr/bin/sandbox-exec with the core's
+// Seatbelt profile.
 //
 // Levels, strongest first (the spec's 层级 table):
 //   full     every read is fenced and rules reopen what they grant
@@ -10,7 +12,7 @@
 //   off      nothing of ours is applied; the host's own provider confines
 
 import { spawn } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -55,6 +57,22 @@ export function persistenceOf(status) {
 export function runnerArgv(runner, profile, argv, { fenceCache } = {}) {
   const cache = fenceCache === undefined ? [] : ['--fence-cache', fenceCache]
   return [runner, 'run', '--profile-json', JSON.stringify(profile), ...cache, '--', ...argv]
+}
+
+/** The only Seatbelt runner dsh-allow starts (the spec fixes it; elsewhere: off). */
+export const SANDBOX_EXEC = '/usr/bin/sandbox-exec'
+/** How sandbox-exec itself reports a profile it cannot parse or apply (nothing ran). */
+export const SEATBELT_FAILURE_PREFIX = 'sandbox-exec: '
+
+/**
+ * The argv that runs `argv` under a Seatbelt profile the core compiled
+ * (`{text, params}`): the text stays fixed and every path goes in as a
+ * `-D name=value` parameter, never spliced into it. `sandboxExec` is for
+ * tests' stand-ins only.
+ */
+export function seatbeltArgv(sbpl, argv, { sandboxExec = SANDBOX_EXEC } = {}) {
+  const params = (sbpl.params ?? []).flatMap(([name, value]) => ['-D', `${name}=${value}`])
+  return [sandboxExec, '-p', sbpl.text, ...params, ...argv]
 }
 
 /**
@@ -137,6 +155,86 @@ function levelOf(fenced, readsEverywhere) {
   return 'off'
 }
 
+/**
+ * Probe Seatbelt for one tier: `/bin/sh` under the probe profile the core
+ * compiles for `enforce` (`compileProfile`, with `host` answering real
+ * paths), run by sandbox-exec, tries each capability on a path that profile
+ * does not grant, plus a control that must work. A profile that does not
+ * compile, one sandbox-exec refuses, or one the shell does not survive (the
+ * spec: full aborts /bin/sh on macOS) is off, with the reason; nothing
+ * wider is tried in its place. Resolves like probeLinuxRunner.
+ * `elsewhere` is a folder outside the user data areas that no probe rule
+ * opens (on macOS `/private` itself: only folders inside it are baseline):
+ * only the full tier refuses listing it.
+ */
+export async function probeSeatbelt({ compileProfile, host, scratchParent, enforce = 'guarded', sandboxExec = SANDBOX_EXEC, elsewhere = '/private' }) {
+  if (!existsSync(sandboxExec)) return offStatus(`no Seatbelt runner at ${sandboxExec}`)
+  if (typeof compileProfile !== 'function') return offStatus('the core has no Seatbelt compiler (compileProfile)')
+  let root
+  try {
+    mkdirSync(scratchParent, { recursive: true })
+    // Seatbelt matches the path the kernel resolved: probe real paths.
+    root = realpathSync(mkdtempSync(join(scratchParent, '.dsh-allow-probe-')))
+    const p = (...s) => join(root, ...s)
+    for (const d of ['ws', 'home', 'harness']) mkdirSync(p(d))
+    writeFileSync(p('ws', 'victim'), 'x')
+    writeFileSync(p('ws', 'readable'), 'x')
+    writeFileSync(p('home', 'secret'), 'x')
+    writeFileSync(p('home', 'existing'), 'x')
+    copyFileSync(existsSync('/usr/bin/true') ? '/usr/bin/true' : '/bin/true', p('home', 'tool'))
+    chmodSync(p('home', 'tool'), 0o755)
+    const profile = {
+      workspace: p('ws'), home: p('home'), harnessHome: p('harness'), platform: 'macos',
+      mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce,
+    }
+    let sbpl
+    try {
+      sbpl = compileProfile(profile, host).sbpl
+    } catch (error) {
+      return offStatus(`the ${enforce} probe profile did not compile: ${error.message}`)
+    }
+    const check = (cap, cmd) => `if { ${cmd}; } >/dev/null 2>&1; then echo ${cap}=open; else echo ${cap}=fenced; fi`
+    const script = [
+      check('control', `cat ${shq(p('ws', 'readable'))} && : > ${shq(p('ws', 'made'))}`),
+      check('read', `cat ${shq(p('home', 'secret'))}`),
+      check('write', `sh -c ${shq(`echo y >> ${shq(p('home', 'existing'))}`)}`),
+      check('create', `sh -c ${shq(`: > ${shq(p('home', 'new'))}`)}`),
+      check('delete', `rm -f ${shq(p('ws', 'victim'))}`),
+      check('execute', shq(p('home', 'tool'))),
+      // A folder that is not there proves nothing about reads elsewhere.
+      `if [ -d ${shq(elsewhere)} ]; then ${check('readElsewhere', `ls ${shq(elsewhere)}`)}; else echo readElsewhere=absent; fi`,
+    ].join('\n')
+    const run = await spawnCollect(seatbeltArgv(sbpl, ['/bin/sh', '-c', script], { sandboxExec }), { cwd: p('ws') })
+    const refused = run.stderr.split('\n').find((l) => l.startsWith(SEATBELT_FAILURE_PREFIX))
+    if (refused !== undefined) return offStatus(`sandbox-exec refused the ${enforce} profile: ${refused}`)
+    const seen = Object.fromEntries(run.stdout.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=')))
+    if (seen.control !== 'open') {
+      const how = run.signal ? `killed by ${run.signal}` : `exit ${run.code}`
+      const said = firstLine(run.stderr)
+      return offStatus(`/bin/sh did not survive the ${enforce} profile (${how}${said ? `: ${said}` : ''})`)
+    }
+    const fenced = Object.fromEntries(ALL.map((c) => [c, seen[c] === 'fenced']))
+    const seenLevel = levelOf(fenced, seen.readElsewhere === 'fenced')
+    const level = LEVELS[Math.min(LEVELS.indexOf(seenLevel), LEVELS.indexOf(enforce))]
+    const why = Object.fromEntries(ALL.map((c) => [c, fenced[c] ? 'Seatbelt refused it in the probe' : 'the probe ran it unhindered']))
+    const status = {
+      level, capabilities: capabilitiesOf(level), fenced, why, enforcement: level === 'full' ? 'full' : 'partial',
+      persistence: { state: 'open', why: "the Seatbelt profile does not shut a repository's hooks and git config (the Linux runner's mount namespace does)" },
+    }
+    if (level === 'off') status.reason = `Seatbelt fenced none of the probe's paths under ${scratchParent} for ${enforce}`
+    return status
+  } catch (error) {
+    return offStatus(`the Seatbelt probe could not run: ${error.message}`)
+  } finally {
+    if (root !== undefined) rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** One word for /bin/sh, whatever it holds. */
+function shq(s) {
+  return `'${s.replaceAll("'", "'\\''")}'`
+}
+
 export function offStatus(reason) {
   return {
     level: 'off', capabilities: [], fenced: Object.fromEntries(ALL.map((c) => [c, false])),
@@ -168,9 +266,9 @@ function spawnCollect(argv, { cwd, timeoutMs = 10_000 }) {
       clearTimeout(timer)
       resolve({ code: RUNNER_FAILURE_EXITS[0], stdout, stderr: `${RUNNER_FAILURE_PREFIX}${error.message}` })
     })
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer)
-      resolve({ code, stdout, stderr })
+      resolve({ code, signal, stdout, stderr })
     })
   })
 }
@@ -184,9 +282,15 @@ function firstLine(text) {
  * `current()` is synchronous for confine; `ready()` is awaited by the gate.
  */
 export class Fence {
-  constructor({ platform, runner, enforce, scratchParent }) {
+  /**
+   * `seatbelt` (macOS): `{ compileProfile, host }`, the core's SBPL compiler
+   * and the host answering its real-path questions (`sandboxExec` only for
+   * tests' stand-ins).
+   */
+  constructor({ platform, runner, enforce, scratchParent, seatbelt = {} }) {
     this.platform = platform
     this.runner = runner
+    this.seatbelt = seatbelt
     this.enforce = enforce
     this.scratchParent = scratchParent
     this.status = undefined
@@ -203,9 +307,9 @@ export class Fence {
 
   async probe() {
     if (this.enforce === 'off') return offStatus('enforce: off in the dsh-allow config')
+    if (this.platform === 'macos') return this.seatbeltTiers()
     if (this.platform !== 'linux') {
-      // macOS waits for the Seatbelt probe (the SBPL compiler is in the core).
-      return offStatus(`no kernel fence of dsh-allow's own on ${this.platform ?? process.platform} yet`)
+      return offStatus(`no kernel fence of dsh-allow's own on ${this.platform ?? process.platform}`)
     }
     // auto: the strongest level the runner applies and the probe confirms.
     const wanted = this.enforce === 'auto' ? LEVELS.slice(1).reverse() : [this.enforce]
@@ -215,6 +319,30 @@ export class Fence {
       if (last.level !== 'off') break
     }
     return applyEnforce(this.enforce, last)
+  }
+
+  /**
+   * macOS: the strongest tier Seatbelt applies and the probe confirms, each
+   * tier probed for real (auto: full, guarded, process, writes; full aborts
+   * /bin/sh on macOS, so auto lands on guarded there). A named tier is met
+   * or reported off with the probe's reason. Why stronger tiers were passed
+   * over stays in the status.
+   */
+  async seatbeltTiers() {
+    const wanted = this.enforce === 'auto' ? LEVELS.slice(1).reverse() : [this.enforce]
+    const declined = {}
+    let last
+    for (const enforce of wanted) {
+      last = await probeSeatbelt({ ...this.seatbelt, scratchParent: this.scratchParent, enforce })
+      if (last.level !== 'off') break
+      declined[enforce] = last.reason
+    }
+    const status = applyEnforce(this.enforce, last)
+    if (status.level !== 'off' && Object.keys(declined).length > 0) {
+      status.declined = declined
+      status.reason = Object.entries(declined).map(([tier, why]) => `${tier} not taken: ${why}`).join('; ')
+    }
+    return status
   }
 
   ready() {

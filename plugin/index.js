@@ -16,7 +16,7 @@ import * as core from './core.js'
 import { Config, resolveConfig } from './config.js'
 import { RulesStore } from './store.js'
 import { GrantStore } from './grants.js'
-import { Fence, defaultRunner, persistenceOf } from './fence.js'
+import { Fence, SANDBOX_EXEC, defaultRunner, persistenceOf } from './fence.js'
 import { makeDecider, makeGate } from './gate.js'
 import { makePlanner, wrapConfine } from './confine.js'
 import { Asks, approvalListener, withProposals } from './approval.js'
@@ -38,7 +38,8 @@ export function apply(ctx, rawConfig) {
   const config = resolveConfig(rawConfig)
   const platform = PLATFORMS[process.platform]
   const harnessHome = resolveDshHome()
-  const runner = config.runner ?? defaultRunner()
+  // macOS runs the core's Seatbelt profile under /usr/bin/sandbox-exec, nothing else.
+  const runner = platform === 'macos' ? SANDBOX_EXEC : config.runner ?? defaultRunner()
   const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner }
 
   const store = new RulesStore(config.rulesFile, core)
@@ -49,7 +50,10 @@ export function apply(ctx, rawConfig) {
     publish: (record) => ctx.emit('dsh-allow/decided', record),
     onError: (error) => ctx.logger?.warn?.(`dsh-allow: the audit ledger ${config.auditFile} could not be written: ${error.message}`),
   })
-  const fence = new Fence({ platform, runner, enforce: config.enforce, scratchParent: harnessHome })
+  const fence = new Fence({
+    platform, runner, enforce: config.enforce, scratchParent: harnessHome,
+    seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost },
+  })
   // The runner's kept fences are applied without recompiling: nothing a
   // fenced command may write can reach them, so they are protected too.
   const protectedFiles = () => [...store.files(), config.auditFile, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
