@@ -9,6 +9,11 @@ use crate::host::{Host, Landing, PathKind};
 use crate::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 use crate::paths;
 
+mod git_paths;
+mod packages;
+mod starts;
+mod writers;
+
 /// A known path and what the command does to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effect {
@@ -214,6 +219,35 @@ enum Role {
     Shred,
     Sort,
     Jq,
+    /// `yq`: a `jq` filter, and with `-i` the files are rewritten in place.
+    Yq,
+    /// `split`/`csplit`: the input read, the pieces made from a prefix
+    /// (names only the program knows, in the prefix's folder).
+    Split,
+    /// `mktemp`: a file or folder made from a template, in `-p DIR`,
+    /// `$TMPDIR` or the working directory.
+    Mktemp,
+    /// `patch`: the files the diff names, under the working directory (or
+    /// `-d DIR`), or the one `-o FILE`.
+    Patch,
+    /// `xxd [in [out]]`, its options read as whole words.
+    Xxd,
+    /// Archivers whose first word is a command: `7z`, `ar`, `cpio`, `unrar`.
+    Archiver,
+    /// Package managers and builders (`packages::package_manager`): what
+    /// an option or operand names, and opaque where they install into a
+    /// place their configuration chooses.
+    Packages,
+    /// `flock FILE cmd…` / `flock FILE -c CMD`.
+    Flock,
+    /// `script [-c CMD] [FILE]`: the session is logged to FILE.
+    Script,
+    /// `watch CMD…`: the words joined and run by `sh -c` (exec'd with `-x`).
+    Watch,
+    /// `su`/`runuser`: `-c CMD` through the user's shell, or `-u USER cmd…`.
+    SwitchUser,
+    /// Starts what the command line cannot show (the reason says what).
+    Hidden(&'static str),
 }
 
 /// How a wrapper finds the program it starts.
@@ -230,6 +264,10 @@ enum Wrapper {
     /// `xargs`: the command's operands come from input, so its path
     /// effects are computed.
     Xargs,
+    /// `chrt [opts] PRIORITY cmd`, `taskset [opts] MASK cmd`: one operand
+    /// before the command (chrt's only when it is a number); with `-p` the
+    /// operand is a running process and nothing is started.
+    Leading,
 }
 
 struct Program {
@@ -272,17 +310,17 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
     Program { names: &["curl"], takes_value: &["--libcurl", "--etag-save", "--hsts", "--alt-svc", "-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
     Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
-    Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label"], kind: Kind::Role(Role::Tar) },
+    Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--to-command", "--checkpoint-action", "--index-file", "--volno-file", "-H", "--format", "-K", "--starting-file", "-L", "--tape-length", "--record-size", "--suffix", "--add-file", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under", "--exclude-ignore", "--exclude-ignore-recursive", "--group-map", "--owner-map", "--newer-mtime", "--after-date", "--quoting-style", "--sort", "--warning"], kind: Kind::Role(Role::Tar) },
     Program { names: &["unzip"], takes_value: &["-d", "-x", "-P"], kind: Kind::Role(Role::Unzip) },
-    Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s"], kind: Kind::Role(Role::Zip) },
+    Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s", "-O", "-TT", "--output-file", "--unzip-command", "--temp-path"], kind: Kind::Role(Role::Zip) },
     Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads"], kind: Kind::Role(Role::Compress) },
     // zstd's -T takes its count attached (-T4) only.
-    Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix"], kind: Kind::Role(Role::Compress) },
+    Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix", "--output-dir-flat", "--output-dir-mirror", "--patch-from"], kind: Kind::Role(Role::Compress) },
     // Readers. Each row lists only the options that take a separate value for
     // those programs: a flag taken for one would hide the file after it.
     Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["tac"], takes_value: &["-s", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-p", "-P", "-x", "-y", "-z", "--pattern", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-p", "-P", "-x", "-y", "-z", "-o", "-O", "-k", "--pattern", "--tabs", "--log-file", "--LOG-FILE", "--lesskey-file"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["more"], takes_value: &["-n", "--lines"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["base64"], takes_value: &["-w", "--wrap"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["file"], takes_value: &["-F", "-e", "-P", "--separator", "--exclude", "--parameter"], kind: Kind::Role(Role::Each(&[Read])) },
@@ -304,24 +342,55 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["stat"], takes_value: &["-c", "--format", "--printf"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["od"], takes_value: &["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--strings", "--format", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
     // xxd reads its options as whole words (-ps is -postscript), not as getopt.
-    Program { names: &["xxd"], takes_value: &["-cols", "-groupsize", "-len", "-name", "-seek"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["xxd"], takes_value: &[], kind: Kind::Role(Role::Xxd) },
     Program { names: &["hexdump"], takes_value: &["-e", "-f", "-n", "-s"], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
+    Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--compress-program", "--random-source", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
     Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
     // grep's own: -E, -T are flags and --color takes its value only as --color=WHEN.
-    Program { names: &["grep", "egrep", "fgrep"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from", "--label", "--binary-files", "--devices", "--directories", "--group-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
-    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["grep", "egrep", "fgrep", "zgrep", "zegrep", "zfgrep", "bzgrep", "xzgrep", "zstdgrep"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from", "--label", "--binary-files", "--devices", "--directories", "--group-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories", "--pre", "--pre-glob", "--ignore-file"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["ag"], takes_value: &["-A", "-B", "-C", "-G", "-g", "-m", "-p", "-W", "--depth", "--ignore", "--ignore-dir", "--workers", "--after", "--before", "--context", "--file-search-regex", "--max-count", "--path-to-ignore", "--width"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
-    Program { names: &["jq", "yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
+    Program { names: &["jq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
+    // kislyuk's yq (a jq wrapper) and mikefarah's (`yq eval`): `-i` rewrites the files.
+    Program { names: &["yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L", "-w", "--width", "--yaml-output-grammar-version", "--yml-out-ver", "-o", "--output-format", "-p", "--input-format", "-I", "--split-exp"], kind: Kind::Role(Role::Yq) },
     Program { names: &["find"], takes_value: &[], kind: Kind::Role(Role::Find) },
     Program { names: &["git"], takes_value: &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"], kind: Kind::Role(Role::Git) },
+    // Writers whose output names the program makes up from a prefix or a
+    // template: the folder is known, the names are not.
+    Program { names: &["split"], takes_value: &["-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length", "--additional-suffix", "--bytes", "--line-bytes", "--lines", "--number", "--separator", "--filter"], kind: Kind::Role(Role::Split) },
+    Program { names: &["csplit"], takes_value: &["-b", "-f", "-n", "--suffix-format", "--prefix", "--digits"], kind: Kind::Role(Role::Split) },
+    Program { names: &["mktemp"], takes_value: &["-p", "--suffix"], kind: Kind::Role(Role::Mktemp) },
+    Program { names: &["patch"], takes_value: &["-p", "-F", "-i", "-o", "-r", "-D", "-V", "-B", "-Y", "-z", "-g", "-d", "--strip", "--fuzz", "--input", "--output", "--reject-file", "--ifdef", "--version-control", "--prefix", "--basename-prefix", "--suffix", "--get", "--directory", "--quoting-style", "--reject-format", "--read-only"], kind: Kind::Role(Role::Patch) },
+    Program { names: &["shuf"], takes_value: &["-n", "-o", "-i", "--head-count", "--output", "--input-range", "--random-source"], kind: Kind::Role(Role::Sort) },
+    Program { names: &["sdiff"], takes_value: &["-o", "-w", "-I", "--output", "--width", "--ignore-matching-lines", "--diff-program", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["diff3"], takes_value: &["-L", "--label", "--diff-program"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["zcat", "gzcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "zless", "zmore"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    // pigz's own: -p is its thread count.
+    Program { names: &["pigz", "unpigz"], takes_value: &["-b", "-p", "-S", "--blocksize", "--processes", "--suffix"], kind: Kind::Role(Role::Compress) },
+    // Archivers whose first word is a command (`7z x`, `ar rcs`, `cpio -i`, `unrar x`).
+    Program { names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "unrar"], takes_value: &[], kind: Kind::Role(Role::Archiver) },
+    // Package managers and builders: see `packages`.
+    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry"], takes_value: &[], kind: Kind::Role(Role::Packages) },
+    // Programs that start a command their arguments spell out.
+    Program { names: &["flock"], takes_value: &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], kind: Kind::Role(Role::Flock) },
+    Program { names: &["script"], takes_value: &["-c", "-I", "-O", "-B", "-T", "-m", "-E", "-o", "--command", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--echo", "--output-limit"], kind: Kind::Role(Role::Script) },
+    Program { names: &["watch"], takes_value: &["-n", "-q", "--interval", "--equexit"], kind: Kind::Role(Role::Watch) },
+    Program { names: &["su", "runuser"], takes_value: &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"], kind: Kind::Role(Role::SwitchUser) },
+    // Programs whose command runs where the text cannot follow it: another
+    // root or mount namespace, composed from input, or started by a service
+    // manager outside this process tree (and outside the kernel fence).
+    Program { names: &["parallel"], takes_value: &[], kind: Kind::Role(Role::Hidden("GNU parallel composes its command lines from its inputs at run time")) },
+    Program { names: &["systemd-run"], takes_value: &[], kind: Kind::Role(Role::Hidden("systemd-run hands the command to the service manager, which starts it outside this process tree and its fence")) },
+    Program { names: &["at", "batch", "crontab"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command is scheduled with a daemon that runs it later, outside this process tree and its fence")) },
+    Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
+    Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
     Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
     Program { names: &["eval", "source", "."], takes_value: &[], kind: Kind::Role(Role::Opaque) },
     // Wrappers, followed to the program they start.
-    Program { names: &["sudo"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["sudo", "sudoedit"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["doas"], takes_value: &["-u", "-C", "-a"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["env"], takes_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], kind: Kind::Wrapper(Wrapper::Env) },
     Program { names: &["nice"], takes_value: &["-n", "--adjustment"], kind: Kind::Wrapper(Wrapper::Options) },
@@ -332,14 +401,70 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["ionice"], takes_value: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["stdbuf"], takes_value: &["-i", "-o", "-e", "--input", "--output", "--error"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["time"], takes_value: &["-f", "-o", "--format", "--output"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["chrt"], takes_value: &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], kind: Kind::Wrapper(Wrapper::Leading) },
+    Program { names: &["taskset"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Leading) },
+    Program { names: &["unbuffer"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["strace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-O", "-S", "--output", "--attach", "--string-limit", "--user", "--env", "--trace-path", "--columns"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["ltrace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-A", "-D", "-F", "--output", "--library", "--align", "--indent"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["setpriv"], takes_value: &["--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["prlimit"], takes_value: &["-p", "--pid"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["caffeinate"], takes_value: &["-t", "-w"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["xargs"], takes_value: &["-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars", "--process-slot-var"], kind: Kind::Wrapper(Wrapper::Xargs) },
+];
+
+/// Options whose value names a file the program fills (creates, or
+/// overwrites when it exists): `(programs, options)`. Read as the row in
+/// `PROGRAMS` splits the line; the rows' own roles add the rest.
+const FILLS: &[(&[&str], &[&str])] = &[
+    (&["tree"], &["-o"]),
+    (&["less"], &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    (&["shuf"], &["-o", "--output"]),
+    (&["sdiff"], &["-o", "--output"]),
+    (&["tar", "bsdtar", "gtar"], &["--index-file", "--volno-file"]),
+    (&["zip"], &["-O", "--output-file"]),
+    (&["rsync"], &["--log-file", "--write-batch", "--only-write-batch"]),
+    (&["wget"], &["--save-cookies", "--hsts-file"]),
+    (&["strace", "ltrace"], &["-o", "--output"]),
+    (&["time"], &["-o", "--output"]),
+];
+
+/// Options whose value names a file the program reads and writes back.
+const UPDATES: &[(&[&str], &[&str])] = &[(&["tar", "bsdtar", "gtar"], &["-g", "--listed-incremental"])];
+
+/// Options whose value is a command the program runs (through a shell, or
+/// split into words): judged like `sh -c VALUE`.
+const RUNS: &[(&[&str], &[&str])] = &[
+    (&["tar", "bsdtar", "gtar"], &["-I", "--use-compress-program", "--to-command", "-F", "--info-script", "--new-volume-script", "--rsh-command"]),
+    (&["sort"], &["--compress-program"]),
+    (&["sdiff", "diff3"], &["--diff-program"]),
+    (&["rsync"], &["-e", "--rsh"]),
+    (&["zip"], &["-TT", "--unzip-command"]),
+    (&["install"], &["--strip-program"]),
+    (&["rg"], &["--pre"]),
+    (&["split"], &["--filter"]),
+];
+
+/// Options whose value is a folder the program makes files in, with names
+/// only it knows: `(programs, options, what it does there)`.
+const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
+    (&["sort"], &["-T", "--temporary-directory"], &[Create, Write, Delete]),
+    (&["rsync"], &["-T", "--temp-dir", "--partial-dir"], &[Create, Write, Delete]),
+    (&["rsync"], &["--backup-dir"], &[Create, Write]),
+    (&["zip"], &["-b", "--temp-path"], &[Create, Write, Delete]),
+    (&["zstd", "unzstd"], &["--output-dir-flat", "--output-dir-mirror"], &[Create, Write]),
 ];
 
 impl Program {
     /// Whether the program runs code its command line does not show.
     fn runs_code(&self) -> bool {
-        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim))
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_)))
     }
+}
+
+/// Every program name the table has a row for (the audit in
+/// `tests/audit/` checks each is listed there).
+pub fn table_names() -> Vec<&'static str> {
+    PROGRAMS.iter().flat_map(|p| p.names.iter().copied()).collect()
 }
 
 fn program(name: &str) -> Option<&'static Program> {
@@ -462,6 +587,102 @@ fn sed_touches_files(s: &Split) -> bool {
     })
 }
 
+/// The commands a vim run is given (`-c`, `--cmd`, `+cmd`) may write or
+/// run any file (`:w FILE`, `:!cmd`, `:call system()`), and a script,
+/// vimrc or key file (`-S`, `-u`, `-s`) is not shown by the line: opaque,
+/// unless every command is one that names no file and runs nothing.
+fn vim_commands(name: &str, s: &Split, sink: &mut Sink) {
+    let plain_rc = |v: &Arg| v.literal().is_some_and(|p| matches!(p, "NONE" | "NORC" | "DEFAULTS"));
+    let scripts = !s.values(&["-S"]).is_empty() || s.values(&["-u", "-U"]).iter().any(|v| !plain_rc(v));
+    // `-s` is silent mode for ex (and with -e/-E); otherwise it names a file of keys.
+    let keys = s.short('s') && !(name == "ex" || s.short('e') || s.short('E'));
+    let mut commands: Vec<String> = s.values(&["-c", "--cmd"]).iter().map(|v| v.text().to_string()).collect();
+    commands.extend(s.operands.iter().filter_map(|op| op.text().strip_prefix('+')).map(str::to_string));
+    if scripts || keys || !commands.iter().all(|c| vim_command_is_plain(c)) {
+        sink.opaque(format!("{name} is given commands or a script that may write or run files the line does not show"));
+    }
+}
+
+/// An Ex command line (`|`-separated) that names no file and runs nothing:
+/// write/quit forms without a file name, substitutions without `\=`, `g`/`v`
+/// over such a command, line edits, and a few buffer options.
+fn vim_command_is_plain(line: &str) -> bool {
+    const OPTIONS: &[&str] = &[
+        "ff", "fileformat", "et", "expandtab", "noet", "noexpandtab", "ts", "tabstop", "sw", "shiftwidth", "sts", "softtabstop", "tw", "textwidth",
+        "ft", "filetype", "fenc", "fileencoding", "bomb", "nobomb", "eol", "noeol", "fixeol", "nofixeol", "fixendofline", "nofixendofline",
+        "ai", "autoindent", "noai", "noautoindent", "paste", "nopaste", "ic", "ignorecase", "noic", "noignorecase", "nu", "number", "nonu", "nonumber",
+    ];
+    line.split('|').all(|cmd| {
+        let cmd = cmd.trim().trim_start_matches(':');
+        let cmd = cmd.trim_start_matches(|c: char| "%.$,;0123456789+- ".contains(c));
+        if cmd.is_empty() {
+            return true;
+        }
+        let word: String = cmd.chars().take_while(char::is_ascii_alphabetic).collect();
+        let rest = cmd[word.len()..].trim_start_matches('!').trim();
+        match word.as_str() {
+            "w" | "write" | "wq" | "x" | "xit" | "exit" | "q" | "quit" | "qa" | "qall" | "quitall" | "wa" | "wall" | "wqa" | "wqall" | "xa" | "xall" | "up"
+            | "update" | "noh" | "nohlsearch" | "d" | "delete" | "retab" | "j" | "join" | "le" | "left" | "ri" | "right" | "ce" | "center" | "y" | "yank"
+            | "u" | "undo" | "red" | "redo" => rest.is_empty() || rest.bytes().all(|b| b.is_ascii_digit() || b == b' '),
+            "s" | "substitute" => !rest.contains("\\="),
+            "g" | "global" | "v" | "vglobal" => {
+                let mut chars = rest.chars();
+                let Some(delim) = chars.next().filter(|d| !d.is_alphanumeric() && *d != '\\' && *d != '"' && *d != '|') else { return false };
+                let body = chars.as_str();
+                let mut escaped = false;
+                let end = body.char_indices().find(|&(_, c)| {
+                    let hit = c == delim && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    hit
+                });
+                end.is_some_and(|(at, _)| vim_command_is_plain(&body[at + delim.len_utf8()..]))
+            }
+            "set" | "se" | "setlocal" | "setl" => rest.split_whitespace().all(|o| {
+                let (option, value) = o.split_once(['=', ':']).unwrap_or((o, ""));
+                OPTIONS.contains(&option.trim_end_matches(['!', '&', '^', '+', '-'])) && !value.contains(['/', '`', '$'])
+            }),
+            _ => false,
+        }
+    })
+}
+
+/// gawk's options before the program: a program or library from a file
+/// (`-f`, `-i`, `-E`, `-l`) is not shown by the line; `-o`, `-p` and `-d`
+/// write a file (attached, or `awkprof.out` / `awkvars.out` in the working
+/// directory).
+fn awk_options(name: &str, args: &[Arg], sink: &mut Sink) {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text();
+        i += 1;
+        if t == "--" || !t.starts_with('-') || t == "-" {
+            break;
+        }
+        let (key, attached) = match t.strip_prefix("--") {
+            Some(long) => match long.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (long.to_string(), None),
+            },
+            None => {
+                let mut letters = t[1..].chars();
+                let key = letters.next().map(String::from).unwrap_or_default();
+                (key, Some(letters.as_str().to_string()).filter(|v| !v.is_empty()))
+            }
+        };
+        match key.as_str() {
+            "f" | "file" | "i" | "include" | "E" | "exec" | "l" | "load" => {
+                sink.opaque(format!("{name} runs a program or library from a file the line does not show"));
+                i += usize::from(attached.is_none());
+            }
+            "v" | "assign" | "F" | "field-separator" | "W" => i += usize::from(attached.is_none()),
+            "o" | "pretty-print" | "p" | "profile" => sink.fill(&Arg::Literal(attached.unwrap_or_else(|| "awkprof.out".into()))),
+            "d" | "dump-variables" => sink.fill(&Arg::Literal(attached.unwrap_or_else(|| "awkvars.out".into()))),
+            "e" | "source" => break,
+            _ => {}
+        }
+    }
+}
+
 /// The awk program redirects output, reads with getline or runs commands.
 fn awk_touches_files(s: &Split) -> bool {
     let program = s.operands.first().map(|a| a.text()).unwrap_or("");
@@ -572,6 +793,21 @@ impl Sink<'_, '_> {
             let made: Vec<Effect> = self.out.effects[before..].iter().filter(|e| e.capability == Create).cloned().collect();
             for e in made {
                 self.out.effects.push(Effect { path: e.path, capability: Write });
+            }
+        }
+    }
+
+    /// `cap` on the path `arg` names, only where nothing is there yet
+    /// (the folders `mkdir -p` makes on the way).
+    fn path_if_missing(&mut self, arg: &Arg, cap: Capability) {
+        let before = self.out.effects.len();
+        self.path_with(arg, |_, kind| if kind == PathKind::Missing { cap } else { Read });
+        let mut i = before;
+        while i < self.out.effects.len() {
+            if self.out.effects[i].capability == Read {
+                self.out.effects.remove(i);
+            } else {
+                i += 1;
             }
         }
     }
@@ -735,13 +971,44 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         trap(if name == "trap" { args } else { &args[1..] }, cwd, cx, depth, out);
         return;
     }
+    if name == "builtin" {
+        // `builtin NAME …` runs the shell's own NAME (`builtin exec cat f`).
+        run(args, cwd, cx, depth, out);
+        return;
+    }
     let Some(prog) = program(base) else { return };
     match prog.kind {
-        Kind::Wrapper(w) => wrapper(w, prog, args, cwd, cx, depth, out),
+        Kind::Wrapper(w) => wrapper(w, prog, base, args, cwd, cx, depth, out),
         Kind::Role(role) => {
             let s = split(args, prog.takes_value);
             let mut sink = Sink { cx, cwd, out };
             operands(role, base, &s, args, &mut sink, depth);
+            option_files(base, &s, &mut sink, depth);
+        }
+    }
+}
+
+/// What the option tables (`FILLS`, `UPDATES`, `RUNS`, `MAKES_IN`) say
+/// `name`'s options do.
+fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
+    let of = |table: &[(&[&str], &'static [&'static str])]| -> Vec<&'static str> {
+        table.iter().filter(|(names, _)| names.contains(&name)).flat_map(|(_, opts)| opts.iter().copied()).collect()
+    };
+    for v in s.values(&of(FILLS)) {
+        sink.fill(&v);
+    }
+    for v in s.values(&of(UPDATES)) {
+        sink.path(&v, Read);
+        sink.fill(&v);
+    }
+    for v in s.values(&of(RUNS)) {
+        nested_program(&v, sink, depth);
+    }
+    for (names, opts, caps) in MAKES_IN {
+        if names.contains(&name) {
+            for v in s.values(opts) {
+                sink.unknown_names_in(Some(&v), caps, &format!("{name} makes files only it names in `{}`", v.text()));
+            }
         }
     }
 }
@@ -759,67 +1026,140 @@ fn execute(name: &str, cwd: &Cwd, cx: &Context, out: &mut Analysis) {
     }
 }
 
-fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
-    // Options end at the first word that is not one (or at `--`).
+#[allow(clippy::too_many_arguments)]
+fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+    // Options end at the first word that is not one (or at `--`), read as
+    // getopt reads them: `-la NAME` is `-l -a NAME`, `-uroot` is `-u root`.
     let mut i = 0;
     let mut cwd = cwd.clone();
-    let mut dash_s = None;
+    let mut opts: Vec<(String, Option<Arg>)> = Vec::new();
     while i < args.len() {
         let t = args[i].text();
         if t == "--" {
             i += 1;
             break;
         }
-        if w == Wrapper::Env && t.contains('=') && !t.starts_with('-') {
+        if w == Wrapper::Env && (t == "-" || (t.contains('=') && !t.starts_with('-'))) {
             i += 1;
             continue;
         }
-        if !t.starts_with('-') || t == "-" {
+        // A computed word may be an option or the program: either way the
+        // program is then computed (opaque).
+        if !t.starts_with('-') || t == "-" || !matches!(args[i], Arg::Literal(_)) {
             break;
         }
-        if w == Wrapper::Command && (t == "-v" || t == "-V") {
-            return; // only looks the name up
-        }
-        if w == Wrapper::Xargs && (t.starts_with("-a") || t.starts_with("--arg-file")) {
-            // The operands come from that file: it is read.
-            let (value, step) = match t {
-                "-a" | "--arg-file" => (args.get(i + 1).cloned(), 2),
-                _ if t.starts_with("--arg-file=") => (Some(args[i].clone()), 1),
-                _ => (Some(Arg::Literal(t[2..].to_string())), 1),
-            };
-            if let Some(v) = value {
-                Sink { cx, cwd: &cwd, out }.path(&option_arg("--arg-file", &v), Read);
-            }
-            i += step;
-            continue;
-        }
-        if prog.takes_value.contains(&t) {
-            if w == Wrapper::Env && matches!(t, "-C" | "--chdir") {
-                cwd = match args.get(i + 1).and_then(Arg::literal) {
-                    Some(d) => Sink { cx, cwd: &cwd, out }.chdir(d),
-                    None => Cwd(None),
-                };
-            }
-            if w == Wrapper::Env && matches!(t, "-S" | "--split-string") {
-                dash_s = Some(args.get(i + 1).map(|a| a.text().to_string()).unwrap_or_default());
-            }
-            i += 2;
-            continue;
-        }
-        if w == Wrapper::Env && t.starts_with("--chdir=") {
-            cwd = Cwd(None);
-        }
         i += 1;
+        if let Some((o, v)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+            opts.push((o.to_string(), Some(Arg::Literal(v.to_string()))));
+            continue;
+        }
+        if t.starts_with("--") || prog.takes_value.contains(&t) {
+            let value = if prog.takes_value.contains(&t) { args.get(i).cloned() } else { None };
+            i += usize::from(value.is_some());
+            opts.push((t.to_string(), value));
+            continue;
+        }
+        for (at, letter) in t.char_indices().skip(1) {
+            let flag = format!("-{letter}");
+            if prog.takes_value.contains(&flag.as_str()) {
+                let attached = &t[at + letter.len_utf8()..];
+                let value = if attached.is_empty() {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                } else {
+                    Some(Arg::Literal(attached.to_string()))
+                };
+                opts.push((flag, value));
+                break;
+            }
+            opts.push((flag, None));
+        }
     }
-    if let Some(s) = dash_s {
-        Sink { cx, cwd: &cwd, out }.opaque(format!("env -S `{s}` splits a command line at run time"));
-        return;
+    let has = |names: &[&str]| opts.iter().any(|(o, _)| names.contains(&o.as_str()));
+    let values = |names: &[&str]| -> Vec<Arg> { opts.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| v.clone()).collect() };
+    if w == Wrapper::Command && has(&["-v", "-V"]) {
+        return; // only looks the name up
     }
     let mut rest = &args[i.min(args.len())..];
-    if w == Wrapper::Timeout && !rest.is_empty() {
-        rest = &rest[1..]; // the duration
+    {
+        let mut sink = Sink { cx, cwd: &cwd, out };
+        // Files an option names: xargs' argument file, time's and strace's
+        // output.
+        if w == Wrapper::Xargs {
+            for v in values(&["-a", "--arg-file"]) {
+                sink.path(&v, Read);
+            }
+        }
+        for (names, fills) in FILLS {
+            if names.contains(&name) {
+                for v in values(fills) {
+                    sink.fill(&v);
+                }
+            }
+        }
+    }
+    // Where the command runs: env -C, sudo -D; sudo -i starts in the
+    // target user's home, which the line does not name.
+    for (o, v) in &opts {
+        let changes = match (name, o.as_str()) {
+            ("env", "-C" | "--chdir") | ("sudo", "-D" | "--chdir") => true,
+            ("sudo", "-i" | "--login") => {
+                cwd = Cwd(None);
+                false
+            }
+            _ => false,
+        };
+        if changes {
+            cwd = match v.as_ref().and_then(Arg::literal) {
+                Some(d) => Sink { cx, cwd: &cwd, out }.chdir(d),
+                None => Cwd(None),
+            };
+        }
+    }
+    if let Some(v) = values(&["-S", "--split-string"]).first().filter(|_| w == Wrapper::Env) {
+        // env splits the string into words and reads them as its own
+        // arguments (options and assignments included). Its quotes,
+        // escapes, `${VAR}` and `#` are its own syntax, and it expands no
+        // `~`: only the plain case is read.
+        let words = v.literal().filter(|t| !t.contains(['\\', '\'', '"', '$', '#', '~', '`']));
+        let Some(words) = words else {
+            Sink { cx, cwd: &cwd, out }.opaque(format!("env -S `{}` splits a command line at run time", v.text()));
+            return;
+        };
+        let mut again: Vec<Arg> = words.split_whitespace().map(|w| Arg::Literal(w.to_string())).collect();
+        again.extend(rest.iter().cloned());
+        wrapper(w, prog, name, &again, &cwd, cx, depth, out);
+        return;
+    }
+    if name == "sudoedit" || (name == "sudo" && has(&["-e", "--edit"])) {
+        // sudoedit copies each file out and writes it back when the editor exits.
+        let mut sink = Sink { cx, cwd: &cwd, out };
+        for f in rest {
+            sink.path(f, Read);
+            sink.fill(f);
+        }
+        return;
+    }
+    match w {
+        Wrapper::Timeout if !rest.is_empty() => rest = &rest[1..], // the duration
+        Wrapper::Leading => {
+            // chrt -p / -m and taskset -p work on a running process or only report.
+            if has(&["-p", "--pid", "-m", "--max"]) {
+                return;
+            }
+            let numeric = rest.first().and_then(Arg::literal).is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+            if name == "taskset" || numeric {
+                rest = rest.get(1..).unwrap_or(&[]);
+            }
+        }
+        _ => {}
     }
     if rest.is_empty() {
+        // sudo -s / -i and doas -s with no command start a shell that reads
+        // its commands from standard input.
+        if (name == "sudo" && has(&["-s", "--shell", "-i", "--login"])) || (name == "doas" && has(&["-s"])) {
+            Sink { cx, cwd: &cwd, out }.opaque(format!("{name} starts a shell that reads its commands from standard input"));
+        }
         return;
     }
     if w == Wrapper::Xargs {
@@ -851,10 +1191,25 @@ fn wrapper(w: Wrapper, prog: &Program, args: &[Arg], cwd: &Cwd, cx: &Context, de
 fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     let ops = &s.operands;
     match role {
+        Role::Each(_) if name == "file" && s.short('C') => {
+            // file -C compiles the -m magic files into NAME.mgc in the working directory.
+            sink.unknown_names_in(None, &[Create, Write], "file -C writes the compiled magic file in the working directory");
+        }
         Role::Each(caps) => {
+            let parents = s.short('p') || s.has(&["--parents"]);
             for op in ops {
                 for &c in caps {
                     sink.path(op, c);
+                }
+                // mkdir -p makes the missing folders on the way; rmdir -p
+                // removes each parent in turn.
+                if parents && name == "mkdir" {
+                    writers::missing_ancestors(sink, op);
+                }
+                if parents && name == "rmdir" {
+                    for p in writers::parent_chain(op) {
+                        sink.path(&p, Delete);
+                    }
                 }
             }
         }
@@ -907,6 +1262,9 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::ReadAfterFirst => {
             if name.ends_with("awk") && awk_touches_files(s) {
                 sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
+            }
+            if name.ends_with("awk") {
+                awk_options(name, args, sink);
             }
             // With the pattern in an option, or none (`rg --files`, `ag -g`), every operand is a path.
             let pattern_given = s.has(&["-e", "--regexp", "-f", "--file", "--files"]) || (name == "ag" && s.has(&["-g"]));
@@ -969,10 +1327,16 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 sink.fill(o);
             }
         }
-        Role::Copy | Role::Move | Role::Link => transfer(role, s, sink),
+        Role::Copy | Role::Move | Role::Link => {
+            transfer(role, s, sink);
+            transfer_extras(name, s, sink);
+        }
         Role::Sed => {
             if sed_touches_files(s) {
                 sink.opaque("the sed script reads, writes or runs something itself (r, w, e)".into());
+            }
+            if s.has(&["-f", "--file"]) {
+                sink.opaque("sed reads its script from a file the line does not show, and it may write (w) or run (e) files".into());
             }
             let in_place = s.options.iter().any(|(o, _, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
                 || s.options.iter().any(|(o, _, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
@@ -1001,6 +1365,10 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             for v in s.values(&["-w", "-W"]) {
                 sink.fill(&v);
             }
+            for v in s.values(&["-i"]).iter().filter(|v| v.text() != "NONE") {
+                sink.fill(v);
+            }
+            vim_commands(name, s, sink);
             let read_only = name == "view" || s.has(&["-R", "-M"]);
             // `+cmd` operands are commands, not files.
             for op in ops.iter().filter(|op| !op.text().starts_with('+')) {
@@ -1017,6 +1385,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
                 sink.path(op, Read);
                 sink.fill(op);
             }
+            sink.opaque(format!("{name} reads its commands from standard input, and they may write (w FILE) or run (!cmd) anything"));
         }
         Role::Dd => {
             for op in ops {
@@ -1034,10 +1403,17 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
         }
         Role::Curl => {
+            // -o names are relative to --output-dir when one is given.
+            let out_dir = s.values(&["--output-dir"]).into_iter().next();
             for v in s.values(&["-o", "--output"]) {
-                {
-                    sink.fill(&option_arg("--output", &v));
+                match (&out_dir, v.literal()) {
+                    (Some(Arg::Literal(d)), Some(o)) if !o.starts_with('/') && o != "-" => sink.fill(&Arg::Literal(format!("{}/{o}", d.trim_end_matches('/')))),
+                    (Some(d), _) if !d.text().is_empty() && !matches!(d, Arg::Literal(_)) => sink.computed(Create, format!("`{}` is computed", d.text())),
+                    _ => sink.fill(&option_arg("--output", &v)),
                 }
+            }
+            if s.short('J') || s.has(&["--remote-header-name"]) {
+                sink.unknown_names_in(out_dir.as_ref(), &[Create, Write], "curl -J names the file after the server's header");
             }
             for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"]) {
                 {
@@ -1107,7 +1483,11 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Zip => {
             let Some(archive) = ops.first() else { return };
-            sink.fill(archive);
+            if s.has(&["-O", "--output-file"]) {
+                sink.path(archive, Read);
+            } else {
+                sink.fill(archive);
+            }
             for op in &ops[1..] {
                 sink.path(op, Read);
             }
@@ -1119,14 +1499,30 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         }
         Role::Compress => {
             let to_stdout = s.short('c') || s.has(&["--stdout", "--to-stdout", "-l", "--list", "-t", "--test"]);
-            let keep = s.short('k') || s.has(&["--keep"]);
+            // zstd keeps its input unless told --rm.
+            let keep = s.short('k') || s.has(&["--keep"]) || (name.contains("zstd") && !s.has(&["--rm"]));
             let decompress = s.short('d') || s.has(&["--decompress", "--uncompress"]) || name.starts_with("gun") || name.starts_with("bun") || name.starts_with("un");
-            for op in ops {
+            // One named output: zstd -o FILE, lz4 IN OUT.
+            let lz4_pair = name == "lz4" && ops.len() == 2 && !s.short('m') && !s.has(&["--multiple"]);
+            let named_out = if lz4_pair { Some(ops[1].clone()) } else if name.contains("zstd") { s.values(&["-o"]).into_iter().next() } else { None };
+            let output_dir = s.has(&["--output-dir-flat", "--output-dir-mirror"]);
+            let recursive = s.short('r') || s.has(&["--recursive"]);
+            if let Some(o) = named_out.as_ref().filter(|_| !to_stdout) {
+                sink.fill(o);
+            }
+            for op in &ops[..if lz4_pair { 1 } else { ops.len() }] {
                 sink.path(op, Read);
                 if to_stdout {
                     continue;
                 }
-                if let Arg::Literal(f) = op {
+                if recursive {
+                    // Every file below the folder is replaced by its (de)compressed twin.
+                    let caps: &[Capability] = if keep { &[Create, Write] } else { &[Create, Write, Delete] };
+                    sink.unknown_names_in(Some(op), caps, &format!("{name} -r (de)compresses every file below `{}`", op.text()));
+                    continue;
+                }
+                if named_out.is_some() || output_dir {
+                } else if let Arg::Literal(f) = op {
                     let suffix = compress_suffix(name);
                     let other = if decompress {
                         f.strip_suffix(suffix).map(str::to_string).unwrap_or_else(|| format!("{f}.out"))
@@ -1155,6 +1551,32 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             }
             sink.opaque(what.to_string());
         }
+        Role::Yq => {
+            operands(Role::Jq, name, s, args, sink, depth);
+            // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
+            let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
+            let filter = usize::from(!s.has(&["-f", "--from-file"]));
+            if s.short('i') || s.has(&["--in-place", "--inplace"]) {
+                for f in ops.iter().skip(sub + filter) {
+                    sink.path(f, Write);
+                    in_place_replace(sink, name, f);
+                }
+            }
+            if s.has(&["--split-exp"]) {
+                sink.unknown_names_in(None, &[Create, Write], "yq --split-exp names a file for each document");
+            }
+        }
+        Role::Split => writers::split_pieces(name, s, sink),
+        Role::Mktemp => writers::mktemp(s, sink),
+        Role::Patch => writers::patch(s, sink),
+        Role::Xxd => writers::xxd(args, sink),
+        Role::Archiver => writers::archiver(name, args, sink),
+        Role::Packages => packages::package_manager(name, args, sink, depth),
+        Role::Flock => starts::flock(args, sink, depth),
+        Role::Script => starts::script(s, args, sink, depth),
+        Role::Watch => starts::watch(args, sink, depth),
+        Role::SwitchUser => starts::switch_user(name, args, sink, depth),
+        Role::Hidden(why) => sink.opaque(why.to_string()),
     }
 }
 
@@ -1242,6 +1664,7 @@ fn git(args: &[Arg], sink: &mut Sink) {
     }
     let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
     config_writes(sub, rest, &mut inner);
+    git_paths::git_files(&args[..i], sub, rest, &mut inner);
     // `git diff --output=F` (and the log family) writes where it is told.
     for (j, a) in rest.iter().enumerate() {
         match a.text() {
@@ -1504,6 +1927,52 @@ fn link_target(sink: &Sink, src: &Arg, at: &str, d: &str, symbolic: bool) -> Opt
     src.literal().map(|t| paths::join(if symbolic { paths::parent(at) } else { d }, t, sink.cx.home))
 }
 
+/// What cp / mv / ln / install / rsync do besides copying to the
+/// destination: backups beside it, the folders `install -D` makes, a
+/// destination `-f` replaces, the paths rsync -R recreates.
+fn transfer_extras(name: &str, s: &Split, sink: &mut Sink) {
+    let mut ops: Vec<&Arg> = s.operands.clone();
+    ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
+    let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
+    let dest: Option<Arg> = target_dir.clone().or_else(|| ops.last().filter(|_| ops.len() >= 2).map(|a| (*a).clone()));
+    if name == "install" && s.short('d') {
+        for op in &ops {
+            sink.path(op, Create);
+            writers::missing_ancestors(sink, op);
+        }
+        return;
+    }
+    let Some(dest) = dest else { return };
+    let dest_is_dir = target_dir.is_some()
+        || dest.text().ends_with('/')
+        || ops.len() > 2
+        || dest.literal().is_some_and(|d| sink.dirs().is_some_and(|ds| ds.iter().any(|b| sink.cx.host.kind(&paths::absolute(b, d, sink.cx.home)) == PathKind::Dir)));
+    let folder = match (&dest, dest_is_dir) {
+        (_, true) => dest.clone(),
+        (Arg::Literal(d), false) => Arg::Literal(writers::folder_of(d)),
+        (other, false) => other.clone(),
+    };
+    if s.short('b') || s.has(&["--backup"]) {
+        sink.unknown_names_in(Some(&folder), &[Create, Write], &format!("{name} keeps a backup of each file it replaces (`~` or --suffix)"));
+    }
+    if name == "install" && s.short('D') {
+        writers::missing_ancestors(sink, &if dest_is_dir { Arg::Literal(format!("{}/x", dest.text().trim_end_matches('/'))) } else { dest.clone() });
+    }
+    let replaces = (name == "ln" && (s.short('f') || s.has(&["--force"]))) || (name == "cp" && s.has(&["--remove-destination"]));
+    if replaces && !dest_is_dir {
+        // The link's own name, not where a link this line makes there leads.
+        sink.out.plain = name == "ln";
+        sink.path_with(&dest, |_, kind| if kind == PathKind::Missing { Create } else { Delete });
+        sink.out.plain = false;
+    }
+    // (rsync --delete and --remove-source-files: see `transfer`.)
+    if name == "rsync" {
+        if s.short('R') || s.has(&["--relative"]) {
+            sink.unknown_names_in(Some(&dest), &[Create, Write], "rsync --relative recreates the sources' paths below the destination");
+        }
+    }
+}
+
 /// cp / mv / ln / install / rsync: sources and one destination.
 fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
@@ -1554,11 +2023,13 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     }
     let Some(dest) = dest else { return };
     sink.out.plain = role == Role::Link;
-    transfer_to(role, &sources, &dest, no_target_dir, symbolic, sink);
+    // cp --parents copies `a/b/f` to `DEST/a/b/f`.
+    let parents = role == Role::Copy && s.has(&["--parents"]);
+    transfer_to(role, &sources, &dest, no_target_dir, symbolic, parents, sink);
     sink.out.plain = false;
 }
 
-fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, symbolic: bool, sink: &mut Sink) {
+fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, symbolic: bool, parents: bool, sink: &mut Sink) {
     match dest {
         Arg::Literal(d) => {
             let dirs = sink.dirs().cloned();
@@ -1583,7 +2054,11 @@ fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, sy
                 for src in sources {
                     match src.literal() {
                         Some(sname) => {
-                            let leaf = paths::file_name(sname.trim_end_matches('/'));
+                            let leaf = if parents {
+                                sname.trim_end_matches('/').trim_start_matches('/')
+                            } else {
+                                paths::file_name(sname.trim_end_matches('/'))
+                            };
                             let p = format!("{}/{}", d.trim_end_matches('/'), leaf);
                             if role != Role::Copy {
                                 sink.path(&Arg::Literal(p.clone()), Create);
@@ -1637,7 +2112,7 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     let long = |n: &str| s.has(&[n]);
     let create = letters.contains('c') || long("--create");
     let extract = letters.contains('x') || long("--extract") || long("--get");
-    let append = letters.contains('r') || letters.contains('u') || long("--append") || long("--update");
+    let append = letters.contains('r') || letters.contains('u') || letters.contains('A') || long("--append") || long("--update") || long("--catenate") || long("--concatenate") || long("--delete");
     let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().map(|v| option_arg("--file", &v));
     let mut operands: Vec<&Arg> = s.operands.clone();
     if !bundle.is_empty() {
@@ -1664,15 +2139,24 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
             }
         };
         let mut inner = Sink { cx: sink.cx, cwd: members_cwd, out: sink.out };
+        let removes = long("--remove-files");
         for m in operands {
+            if long("--delete") {
+                continue; // member names inside the archive
+            }
             inner.path(m, Read);
+            if removes {
+                inner.path(m, Delete);
+            }
         }
     } else {
         if let Some(a) = &archive {
             sink.path(a, Read);
         }
         if extract {
-            sink.unknown_names_in(dir.as_ref(), &[Create, Write], "tar extracts names the archive holds");
+            let unlinks = letters.contains('U') || long("--unlink-first") || long("--recursive-unlink");
+            let caps: &[Capability] = if unlinks { &[Create, Write, Delete] } else { &[Create, Write] };
+            sink.unknown_names_in(dir.as_ref(), caps, "tar extracts names the archive holds");
         }
     }
 }
@@ -1855,7 +2339,19 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
             return;
         }
         if name.starts_with("python") && t == "-m" {
-            return; // a module from the interpreter's path: the kernel bounds it
+            // A module from the interpreter's path: the kernel bounds what it
+            // does, except the ones this table reads like programs.
+            let rest = args.get(i + 2..).unwrap_or(&[]);
+            match args.get(i + 1).map(Arg::text) {
+                Some("pip") => packages::pip(rest, sink),
+                Some("venv" | "virtualenv") => {
+                    for dir in split(rest, &["--prompt"]).operands {
+                        sink.path_with(dir, create_or_write);
+                    }
+                }
+                _ => {}
+            }
+            return;
         }
         if name == "perl" && t.starts_with('-') && !t.starts_with("--") && t.contains('i') {
             // perl -pi -e CODE FILES: the files are edited in place (read,

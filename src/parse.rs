@@ -530,6 +530,11 @@ impl<'a> Walker<'a> {
 
     /// `cd`, `pushd`, `popd` change where the following commands run.
     fn track_directory(&self, argv: &[Arg], st: &mut State) {
+        // `builtin cd DIR` and `command cd DIR` are cd too.
+        let mut argv = argv;
+        while matches!(argv.first().and_then(Arg::literal), Some("builtin" | "command")) && argv.get(1).and_then(Arg::literal).is_some_and(|n| matches!(n, "cd" | "pushd" | "popd" | "builtin" | "command")) {
+            argv = &argv[1..];
+        }
         let Some(name) = argv.first().and_then(Arg::literal) else { return };
         let operands: Vec<&Arg> = argv[1..]
             .iter()

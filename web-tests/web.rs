@@ -6,6 +6,8 @@
 mod vectors;
 #[path = "../tests/support/ledger_vectors.rs"]
 mod ledger_vectors;
+#[path = "../tests/support/audit.rs"]
+mod audit;
 
 use wasm_bindgen_test::*;
 
@@ -41,4 +43,11 @@ fn the_browser_core_answers_byte_for_byte_like_the_native_one() {
 fn the_ledger_folds_the_same_in_the_browser() {
     let failed: Vec<String> = ledger_vectors::checks().into_iter().filter_map(|(n, w)| w.map(|w| format!("{n}: {w}"))).collect();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[wasm_bindgen_test]
+fn every_audited_option_and_operand_is_judged_as_its_manual_says_in_the_browser() {
+    let failures = audit::failures();
+    assert!(audit::entries().len() >= 150);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,0 +1,331 @@
+//! Writers whose outputs the command line names only in part: pieces made
+//! from a prefix (`split`, `csplit`), a file made from a template
+//! (`mktemp`), the files a diff names (`patch`), `xxd`'s output operand, and
+//! archivers whose first word is a command (`7z`, `ar`, `cpio`, `unrar`).
+//! Where the names are the program's own, the folder they land in is known
+//! and the effect is computed there.
+
+use super::{renames_beside, split, Arg, Capability::*, Cwd, Sink, Split, Unseen};
+
+/// The folder a name made from `prefix` lands in: the prefix itself when it
+/// ends in `/`, else its parent as spelled.
+pub(super) fn folder_of(prefix: &str) -> String {
+    if prefix.ends_with('/') {
+        return prefix.to_string();
+    }
+    match prefix.rfind('/') {
+        Some(0) => "/".into(),
+        Some(i) => prefix[..i].to_string(),
+        None => ".".into(),
+    }
+}
+
+/// Files named `PREFIX…`, made (and filled) in the prefix's folder.
+fn made_from_prefix(sink: &mut Sink, prefix: &Arg, why: &str) {
+    match prefix {
+        Arg::Literal(p) => sink.unknown_names_in(Some(&Arg::Literal(folder_of(p))), &[Create, Write], why),
+        _ => {
+            sink.computed(Create, format!("`{}` is computed", prefix.text()));
+            sink.computed(Write, format!("`{}` is computed", prefix.text()));
+        }
+    }
+}
+
+/// `split [FILE [PREFIX]]` (pieces `PREFIXaa`…, prefix `x`) and
+/// `csplit FILE PATTERN…` (pieces `xx00`…, prefix `-f`).
+pub(super) fn split_pieces(name: &str, s: &Split, sink: &mut Sink) {
+    if let Some(input) = s.operands.first() {
+        sink.path(input, Read);
+    }
+    let prefix = if name == "csplit" {
+        s.values(&["-f", "--prefix"]).into_iter().next().unwrap_or(Arg::Literal("xx".into()))
+    } else if s.has(&["--filter"]) {
+        // Each piece goes to the command instead (judged from `RUNS`).
+        return;
+    } else {
+        s.operands.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal("x".into()))
+    };
+    made_from_prefix(sink, &prefix, &format!("{name} names its pieces after the prefix `{}`", prefix.text()));
+}
+
+/// `mktemp [-d] [-p DIR | --tmpdir[=DIR] | -t] [TEMPLATE]`: one new file
+/// (or folder) whose name only mktemp knows. Without a template, or with
+/// `-t`/`--tmpdir`, it is made in `$TMPDIR`, taken here as `/tmp`; a
+/// template alone is relative to the working directory.
+pub(super) fn mktemp(s: &Split, sink: &mut Sink) {
+    if s.short('u') || s.has(&["--dry-run"]) {
+        return;
+    }
+    let template = s.operands.first().and_then(|a| a.literal());
+    let tmpdir_value = s.values(&["--tmpdir"]).into_iter().next();
+    let dir_option = s.values(&["-p"]).into_iter().next().or(tmpdir_value);
+    let in_tmp = template.is_none() || s.short('t') || s.has(&["--tmpdir"]);
+    let base: Arg = match (&dir_option, in_tmp) {
+        (Some(d), _) => d.clone(),
+        (None, true) => Arg::Literal("/tmp".into()),
+        (None, false) => Arg::Literal(".".into()),
+    };
+    let folder = match (template.map(folder_of), &base) {
+        // -t takes the template as a single name.
+        (Some(f), Arg::Literal(b)) if f != "." && !s.short('t') => {
+            if f.starts_with('/') || f.starts_with('~') {
+                Arg::Literal(f)
+            } else {
+                Arg::Literal(format!("{}/{f}", b.trim_end_matches('/')))
+            }
+        }
+        _ => base,
+    };
+    let what = if s.short('d') || s.has(&["--directory"]) { "folder" } else { "file" };
+    sink.unknown_names_in(Some(&folder), &[Create], &format!("mktemp makes a {what} whose name only it knows"));
+}
+
+/// `patch [ORIGFILE [PATCHFILE]]`: every file the diff names, under the
+/// working directory (or `-d DIR`; patch refuses absolute names and `..`),
+/// or the one `-o FILE`. Each is written through a temp file made beside it
+/// and renamed over it (or removed), which needs create and delete there.
+pub(super) fn patch(s: &Split, sink: &mut Sink) {
+    for v in s.values(&["-i", "--input"]) {
+        sink.path(&v, Read);
+    }
+    if let Some(p) = s.operands.get(1) {
+        sink.path(p, Read);
+    }
+    if s.has(&["--dry-run"]) {
+        return;
+    }
+    let cwd = match s.values(&["-d", "--directory"]).into_iter().next() {
+        Some(Arg::Literal(d)) => sink.chdir(&d),
+        Some(_) => Cwd(None),
+        None => sink.cwd.clone(),
+    };
+    let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
+    let output = s.values(&["-o", "--output"]).into_iter().next();
+    let target = output.clone().or_else(|| s.operands.first().map(|a| (*a).clone()));
+    match &target {
+        Some(Arg::Literal(t)) if t == "-" => {}
+        Some(t) => {
+            if output.is_none() {
+                inner.path(t, Read);
+            }
+            inner.fill(t);
+            renames_beside(&mut inner, "patch", t, "patch writes a temp file beside the file it patches and renames or removes it");
+        }
+        None => {
+            inner.unknown_names_in(None, &[Create, Write], "patch changes the files its diff names");
+            let scope = inner.dirs().cloned().unwrap_or_default();
+            inner.out.unseen.push(Unseen::ProgramState {
+                program: "patch".into(),
+                capability: Delete,
+                scope,
+                reason: "patch renames a temp file over each file it changes, and removes files the diff deletes".into(),
+            });
+        }
+    }
+    for r in s.values(&["-r", "--reject-file"]) {
+        inner.fill(&r);
+    }
+}
+
+/// `xxd [options] [infile [outfile]]`: options come first and are whole
+/// words (`-ps` is `-postscript`); `-c -g -l -n -o -s -R` take a value,
+/// attached (`-c8`) or, spelled alone or out (`-cols`), the next word.
+pub(super) fn xxd(args: &[Arg], sink: &mut Sink) {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text();
+        if !t.starts_with('-') || t == "-" || !matches!(a, Arg::Literal(_)) {
+            break;
+        }
+        i += 1;
+        let b = t.as_bytes();
+        if b.len() >= 2 && matches!(b[1], b'c' | b'g' | b'l' | b'n' | b'o' | b's' | b'R') && b[2..].iter().all(u8::is_ascii_alphabetic) {
+            i += 1;
+        }
+    }
+    if let Some(input) = args.get(i) {
+        sink.path(input, Read);
+    }
+    if let Some(output) = args.get(i + 1) {
+        sink.fill(output);
+    }
+}
+
+/// Archivers whose first word is a command.
+pub(super) fn archiver(name: &str, args: &[Arg], sink: &mut Sink) {
+    match name {
+        "ar" => ar(args, sink),
+        "cpio" => cpio(args, sink),
+        "unrar" => unrar(args, sink),
+        _ => seven_zip(name, args, sink),
+    }
+}
+
+/// `7z CMD [-switches…] ARCHIVE [names…]`: switches anywhere, values
+/// attached (`-oDIR`, `-wDIR`).
+fn seven_zip(name: &str, args: &[Arg], sink: &mut Sink) {
+    let switches: Vec<&str> = args.iter().skip(1).map(Arg::text).filter(|t| t.starts_with('-')).collect();
+    let words: Vec<&Arg> = args.iter().skip(1).filter(|a| !a.text().starts_with('-')).collect();
+    let switch = |p: &str| switches.iter().find(|s| s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p)).map(|s| &s[p.len()..]);
+    let Some(cmd) = args.first().map(|a| a.text().to_ascii_lowercase()) else { return };
+    let Some((archive, names)) = words.split_first() else { return };
+    for w in switches.iter().filter_map(|s| s.strip_prefix("-w")) {
+        let dir = if w.is_empty() { "/tmp" } else { w };
+        sink.unknown_names_in(Some(&Arg::Literal(dir.into())), &[Create, Write, Delete], &format!("{name} builds the new archive in `{dir}`"));
+    }
+    for list in names.iter().filter_map(|n| n.literal().and_then(|t| t.strip_prefix('@'))) {
+        sink.path(&Arg::Literal(list.into()), Read);
+    }
+    let names: Vec<&&Arg> = names.iter().filter(|n| !n.text().starts_with('@')).collect();
+    match cmd.as_str() {
+        "a" | "u" => {
+            sink.path(archive, Read);
+            sink.fill(archive);
+            for n in &names {
+                sink.path(n, Read);
+                if switch("-sdel").is_some() {
+                    sink.path(n, Delete);
+                }
+            }
+        }
+        "d" | "rn" => {
+            sink.path(archive, Read);
+            sink.fill(archive);
+        }
+        "x" | "e" => {
+            sink.path(archive, Read);
+            if switch("-so").is_none() {
+                let dir = switch("-o").map(|d| Arg::Literal(d.to_string()));
+                sink.unknown_names_in(dir.as_ref(), &[Create, Write], &format!("{name} extracts the names the archive holds"));
+            }
+        }
+        "l" | "t" | "h" => sink.path(archive, Read),
+        "b" | "i" => {}
+        other => sink.opaque(format!("{name} `{other}` is a command this table does not know")),
+    }
+}
+
+/// `ar [-]KEY[modifiers] [--output DIR] [relpos] [count] ARCHIVE [member…]`.
+fn ar(args: &[Arg], sink: &mut Sink) {
+    let mut out_dir = None;
+    let mut words: Vec<&Arg> = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        match a.text() {
+            "--plugin" | "--target" | "--output" | "--record-libdeps" => {
+                if a.text() == "--output" {
+                    out_dir = args.get(i).cloned();
+                }
+                i += 1;
+            }
+            t if t.starts_with("--output=") => out_dir = Some(Arg::Literal(t["--output=".len()..].to_string())),
+            t if t.starts_with("--") || t.starts_with("-X") || (t.starts_with('@') && words.is_empty()) => {}
+            _ => words.push(a),
+        }
+    }
+    let Some((key, rest)) = words.split_first() else { return };
+    let key = key.text().trim_start_matches('-');
+    let Some(op) = key.chars().find(|c| "dmpqrstx".contains(*c)) else {
+        sink.opaque(format!("ar `{key}` names no command this table knows"));
+        return;
+    };
+    // a/b/i name a member to place after or before, N a count: operands before the archive.
+    let skip = usize::from(key.contains(['a', 'b', 'i']) && matches!(op, 'm' | 'r' | 'q')) + usize::from(key.contains('N'));
+    let Some((archive, members)) = rest.get(skip..).and_then(|r| r.split_first()) else { return };
+    sink.path(archive, Read);
+    match op {
+        'q' | 'r' => {
+            sink.fill(archive);
+            for m in members {
+                sink.path(m, Read);
+            }
+        }
+        'd' | 'm' | 's' => sink.fill(archive),
+        'x' => sink.unknown_names_in(out_dir.as_ref(), &[Create, Write], "ar extracts the members the archive holds"),
+        _ => {}
+    }
+}
+
+/// `cpio -o` (archive to `-O`/`-F FILE` or stdout), `cpio -i` (from `-I`/
+/// `-F FILE` or stdin, extracted into `-D DIR` or the working directory),
+/// `cpio -p DIR` (names on stdin copied into DIR).
+fn cpio(args: &[Arg], sink: &mut Sink) {
+    let s = split(
+        args,
+        &["-C", "-E", "-F", "-H", "-I", "-M", "-O", "-R", "-D", "--block-size", "--io-size", "--file", "--format", "--message", "--owner", "--pattern-file", "--rsh-command", "--directory"],
+    );
+    for v in s.values(&["-E", "--pattern-file"]) {
+        sink.path(&v, Read);
+    }
+    for v in s.values(&["--rsh-command"]) {
+        super::nested_program(&v, sink, 0);
+    }
+    let archive: Vec<Arg> = s.values(&["-F", "--file", "-O", "-I"]);
+    if s.short('o') || s.has(&["--create"]) {
+        for a in &archive {
+            sink.fill(a);
+        }
+    } else if s.short('p') || s.has(&["--pass-through"]) {
+        let dir = s.operands.first().map(|a| (*a).clone());
+        sink.unknown_names_in(dir.as_ref(), &[Create, Write], "cpio copies the names its input lists into the folder");
+    } else if s.short('i') || s.has(&["--extract"]) {
+        for a in &archive {
+            sink.path(a, Read);
+        }
+        let listing = s.short('t') || s.has(&["--list", "--only-verify-crc", "--to-stdout"]);
+        if !listing {
+            let dir = s.values(&["-D", "--directory"]).into_iter().next();
+            sink.unknown_names_in(dir.as_ref(), &[Create, Write], "cpio extracts the names the archive holds");
+        }
+    } else {
+        sink.opaque("cpio without -o, -i or -p".into());
+    }
+}
+
+/// `unrar CMD [-switches] ARCHIVE [names…] [DEST/]`.
+fn unrar(args: &[Arg], sink: &mut Sink) {
+    let Some(cmd) = args.first().map(Arg::text) else { return };
+    let words: Vec<&Arg> = args.iter().skip(1).filter(|a| !a.text().starts_with('-')).collect();
+    let Some((archive, rest)) = words.split_first() else { return };
+    sink.path(archive, Read);
+    if matches!(cmd, "x" | "e") {
+        let option_dir = args.iter().find_map(|a| a.literal().and_then(|t| t.strip_prefix("-op")).map(|d| Arg::Literal(d.to_string())));
+        let dest = option_dir.or_else(|| rest.last().filter(|d| d.text().ends_with('/')).map(|d| (*d).clone()));
+        sink.unknown_names_in(dest.as_ref(), &[Create, Write], "unrar extracts the names the archive holds");
+    }
+}
+
+/// Folders `mkdir -p` (and `install -D`) makes on the way: the ancestors
+/// of `op` as spelled that do not exist yet.
+pub(super) fn missing_ancestors(sink: &mut Sink, op: &Arg) {
+    let Arg::Literal(p) = op else { return };
+    let mut at = p.trim_end_matches('/');
+    let mut chain = Vec::new();
+    while let Some(i) = at.rfind('/') {
+        at = &at[..i];
+        if at.is_empty() || at == "~" || at == "." || at.ends_with("/..") || at == ".." {
+            break;
+        }
+        chain.push(at.to_string());
+    }
+    for a in chain {
+        sink.path_if_missing(&Arg::Literal(a), Create);
+    }
+}
+
+/// Folders `rmdir -p a/b/c` removes after `c`: `a/b`, then `a`.
+pub(super) fn parent_chain(op: &Arg) -> Vec<Arg> {
+    let Arg::Literal(p) = op else { return Vec::new() };
+    let mut at = p.trim_end_matches('/');
+    let mut out = Vec::new();
+    while let Some(i) = at.rfind('/') {
+        at = &at[..i];
+        out.push(Arg::Literal(if at.is_empty() { "/".to_string() } else { at.to_string() }));
+        if at.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
