@@ -112,7 +112,8 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       check('delete', `rm -f ${q(p('ws', 'victim'))}`),
       check('execute', q(p('home', 'tool'))),
       check('readElsewhere', `cat ${q(p('elsewhere', 'plain'))}`),
-      check('hooks', `: > ${q(p('ws', '.git', 'hooks', 'pre-commit'))}`),
+      // In its own shell: a failed redirection of `:` does not fail the `if`.
+      check('hooks', `sh -c ${q(`: > ${q(p('ws', '.git', 'hooks', 'pre-commit'))}`)}`),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
     if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {

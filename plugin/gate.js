@@ -5,6 +5,7 @@
 // through DSH's approval service with a reason that begins `dsh-allow: ` and
 // names the operation and path.
 
+import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
@@ -94,7 +95,22 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, invalidate }) {
+export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, invalidate }) {
+  /**
+   * An error that does not say which operation failed (Python's
+   * `PermissionError: … Permission denied: 'P'`): when P is an existing file
+   * the policy does not let the call read, the kernel refused the read (an
+   * open fails before anything else). Otherwise it stays unnamed.
+   */
+  const unreadable = (request, path) => {
+    try {
+      if (decideRequest === undefined || !statSync(path).isFile()) return undefined
+      const d = decideRequest({ ...request, command: `cat -- '${path.replaceAll("'", "'\\''")}'`, commands: [] })
+      return d.decision === 'allow' ? undefined : 'read'
+    } catch {
+      return undefined
+    }
+  }
   /** callId → the decision the call ran under (the guard's), until it settles. */
   const ranUnder = new Map()
   const record = (exec, d, outcome, extra = {}) => ledger.append({
@@ -232,7 +248,10 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
     if (SHELL_TOOLS.has(exec.name) && !result.isError) {
       const fenced = (fence.current()?.level ?? 'off') !== 'off'
       const ran = ranUnder.get(exec.callId)
-      notes = completeRemovals(pendingRemovals(ran, result.value, { platform, fenced }))
+      const removals = pendingRemovals(ran, result.value, { platform, fenced })
+      notes = completeRemovals(removals)
+      // A removal finished here was the kernel's refusal undone, not a denial.
+      const finished = new Set(removals.filter((r) => !existsSync(r.path)).map((r) => r.path))
       // A kernel denial becomes guidance: the missing capability, where, and
       // the narrowest /allow add, instead of a bare "Permission denied".
       if (fenced && ran !== undefined && explainDenials !== undefined) {
@@ -240,6 +259,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
         let denials = []
         try {
           denials = explainDenials(stderr, ran.request.cwd, ran.request.home)
+            .filter((d) => !(d.capability === 'delete' && finished.has(d.path)))
           for (const d of denials) notes.push(d.guidance)
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
@@ -248,7 +268,7 @@ export function makeGate({ decide, grants, asks, ledger, fence, policyOf, protec
         if (denials.length > 0) {
           ledger.append({
             kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
-            denied: denials.map(({ path, capability }) => ({ path, capability: capability ?? undefined })),
+            denied: denials.map(({ path, capability }) => ({ path, capability: capability ?? unreadable(ran.request, path) })),
           })
         }
       }

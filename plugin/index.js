@@ -65,7 +65,7 @@ export function apply(ctx, rawConfig) {
   }
 
   const decide = makeDecider({ core, host: core.nodeHost, store, fence, settings, policyOf, protectedFiles })
-  const gate = makeGate({ decide, grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, invalidate: core.invalidate })
+  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, invalidate: core.invalidate })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
