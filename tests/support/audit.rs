@@ -55,19 +55,25 @@ pub fn audited_programs() -> Vec<(String, bool)> {
     out
 }
 
-fn fixture() -> (Value, FixtureHost) {
+/// The linux fixture and request defaults of `core.json`.
+pub struct Fixture {
+    defaults: Value,
+    host: FixtureHost,
+}
+
+pub fn fixture() -> Fixture {
     let doc: Value = serde_json::from_str(CORE).expect("core.json is JSON");
     let host: FixtureHost = serde_json::from_value(doc["fixtures"]["linux"].clone()).expect("fixture");
-    (doc["defaults"]["linux"].clone(), host)
+    Fixture { defaults: doc["defaults"]["linux"].clone(), host }
 }
 
 /// What is wrong with the core's answer for `entry` (empty when right).
-pub fn judge(entry: &Entry) -> Vec<String> {
-    let (defaults, host) = fixture();
-    let mut request = defaults;
+pub fn judge(entry: &Entry, fixture: &Fixture) -> Vec<String> {
+    let host = &fixture.host;
+    let mut request = fixture.defaults.clone();
     request["command"] = json!(entry.command);
     let request: DecideRequest = serde_json::from_value(request).expect("request");
-    let d = serde_json::to_value(decide(&request, &host)).unwrap();
+    let d = serde_json::to_value(decide(&request, host)).unwrap();
     let mut wrong = Vec::new();
     let pairs = |key: &str, path_key: &str| -> Vec<(String, String)> {
         d[key].as_array().into_iter().flatten().map(|e| (e["capability"].as_str().unwrap_or("").to_string(), e[path_key].as_str().unwrap_or("").to_string())).collect()
@@ -97,8 +103,9 @@ pub fn judge(entry: &Entry) -> Vec<String> {
 /// Every entry that fails, as `program: what: command: why`.
 pub fn failures() -> Vec<String> {
     let mut out = Vec::new();
+    let fixture = fixture();
     for entry in entries() {
-        for w in judge(&entry) {
+        for w in judge(&entry, &fixture) {
             out.push(format!("{}: {}: `{}`: {w}", entry.programs[0], entry.what, entry.command));
         }
     }
