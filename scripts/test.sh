@@ -73,7 +73,7 @@ if [ -f web-tests/web.rs ] && grep -q '^name = "web"' Cargo.toml; then
   # webdriver.json (beside Cargo.toml) adds --no-sandbox: CI runs as root.
   run wasm-pack-test bash -c '
     source scripts/wasm-env.sh &&
-    CHROMEDRIVER=/usr/bin/chromedriver flock '"$LOCK"' \
+    WASM_BINDGEN_TEST_TIMEOUT=300 CHROMEDRIVER=/usr/bin/chromedriver flock '"$LOCK"' \
       wasm-pack test --headless --chrome . --test web $WASM_CARGO_ARGS'
 else
   skip wasm-pack-test "no [[test]] name = \"web\" (web-tests/web.rs) in Cargo.toml yet"
