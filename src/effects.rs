@@ -296,6 +296,8 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["tee"], takes_value: &[], kind: Kind::Role(Role::CreateOrWrite) },
     Program { names: &["truncate"], takes_value: &["-s", "-r", "--size", "--reference"], kind: Kind::Role(Role::CreateOrWrite) },
     Program { names: &["chmod", "chown", "chgrp"], takes_value: &["--reference", "--from"], kind: Kind::Role(Role::WriteAfterFirst) },
+    // chcon's context is its first operand unless -u/-r/-t/-l give parts of it.
+    Program { names: &["chcon"], takes_value: &["--reference", "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"], kind: Kind::Role(Role::WriteAfterFirst) },
     Program { names: &["mv"], takes_value: &["-t", "-S", "--target-directory", "--suffix"], kind: Kind::Role(Role::Move) },
     Program { names: &["cp"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--sparse"], kind: Kind::Role(Role::Copy) },
     Program { names: &["install"], takes_value: &["-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--target-directory", "--suffix"], kind: Kind::Role(Role::Copy) },
@@ -404,6 +406,7 @@ const PROGRAMS: &[Program] = &[
     Program { names: &["chrt"], takes_value: &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], kind: Kind::Wrapper(Wrapper::Leading) },
     Program { names: &["taskset"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Leading) },
     Program { names: &["unbuffer"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["runcon"], takes_value: &["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"], kind: Kind::Wrapper(Wrapper::Leading) },
     Program { names: &["strace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-O", "-S", "--output", "--attach", "--string-limit", "--user", "--env", "--trace-path", "--columns"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["ltrace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-A", "-D", "-F", "--output", "--library", "--align", "--indent"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["setpriv"], takes_value: &["--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"], kind: Kind::Wrapper(Wrapper::Options) },
@@ -1148,7 +1151,8 @@ fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], cwd: &Cwd, cx: 
                 return;
             }
             let numeric = rest.first().and_then(Arg::literal).is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
-            if name == "taskset" || numeric {
+            // runcon's CONTEXT operand is absent when options give its parts.
+            if name == "taskset" || numeric || (name == "runcon" && opts.is_empty()) {
                 rest = rest.get(1..).unwrap_or(&[]);
             }
         }
@@ -1249,7 +1253,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
             // `chmod -w f`: a symbolic mode spelled like options is the mode
             // (chmod's own short flags are -c -f -v -R).
             let mode_as_option = name == "chmod" && s.options.iter().any(|(o, _, _)| o.len() == 2 && o.starts_with('-') && !"cfvR-".contains(&o[1..]));
-            let skip = if s.has(&["--reference"]) || mode_as_option { 0 } else { 1 };
+            let context_in_options = name == "chcon" && s.has(&["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"]);
+            let skip = if s.has(&["--reference"]) || mode_as_option || context_in_options { 0 } else { 1 };
             for op in ops.iter().skip(skip) {
                 sink.path(op, Write);
             }
