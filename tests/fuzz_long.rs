@@ -25,7 +25,7 @@ fn ten_minutes_of_mutated_commands_never_panic_and_never_allow_rejected_text() {
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| l.replace("\\n", "\n").into_bytes())
         .collect();
-    let tokens: &[&[u8]] = &[b"$(", b")", b"`", b"'", b"\"", b"<<EOF\n", b"\nEOF\n", b"&&", b"||", b";", b"|", b"&", b">", b">>", b"<", b"2>&1", b"{", b"}", b"(", b")", b"${", b"*", b"~/", b"../", b"\\", b"\n", b"cd ", b"rm -rf ", b"bash -c '", b"eval ", b"\xe4\xbd\xa0", b"\xc2\xae", b"\0", b",", b"{a,b}", b"{1..3}", b"..", b"ln -s ", b"/proc/self/cwd/", b"trap '", b"-C "];
+    let tokens: &[&[u8]] = &[b"$(", b")", b"`", b"'", b"\"", b"<<EOF\n", b"\nEOF\n", b"&&", b"||", b";", b"|", b"&", b">", b">>", b"<", b"2>&1", b"{", b"}", b"(", b")", b"${", b"*", b"~/", b"../", b"\\", b"\n", b"cd ", b"rm -rf ", b"bash -c '", b"eval ", b"\xe4\xbd\xa0", b"\xc2\xae", b"\0", b",", b"{a,b}", b"{1..3}", b"..", b"ln -s ", b"/proc/self/cwd/", b"trap '", b"-C ", b"builtin ", b"env -S '", b"flock f ", b"watch ", b"su -c '", b"7z a -o", b"xxd -c", b"gawk -o", b"vim -c '", b"git init ", b"split ", b"patch -o ", b"npm -g ", b"go -o ", b"exec -la "];
     let mut seed: u64 = 0x243f_6a88_85a3_08d3;
     let mut rnd = |n: usize| {
         seed ^= seed << 13;

@@ -46,7 +46,7 @@ fn leading_options(args: &[Arg], takes_value: &[&str]) -> (Vec<(String, Option<A
             opts.push((flag, None));
         }
     }
-    (opts, i)
+    (opts, i.min(args.len()))
 }
 
 fn value_of(opts: &[(String, Option<Arg>)], names: &[&str]) -> Option<Arg> {

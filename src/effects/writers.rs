@@ -166,7 +166,7 @@ pub(super) fn archiver(name: &str, args: &[Arg], sink: &mut Sink) {
 fn seven_zip(name: &str, args: &[Arg], sink: &mut Sink) {
     let switches: Vec<&str> = args.iter().skip(1).map(Arg::text).filter(|t| t.starts_with('-')).collect();
     let words: Vec<&Arg> = args.iter().skip(1).filter(|a| !a.text().starts_with('-')).collect();
-    let switch = |p: &str| switches.iter().find(|s| s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p)).map(|s| &s[p.len()..]);
+    let switch = |p: &str| switches.iter().find(|s| s.get(..p.len()).is_some_and(|head| head.eq_ignore_ascii_case(p))).and_then(|s| s.get(p.len()..));
     let Some(cmd) = args.first().map(|a| a.text().to_ascii_lowercase()) else { return };
     let Some((archive, names)) = words.split_first() else { return };
     for w in switches.iter().filter_map(|s| s.strip_prefix("-w")) {
