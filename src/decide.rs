@@ -246,6 +246,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let mut unbounded: Vec<(String, Capability)> = Vec::new();
     let mut program_needs: Vec<(String, Capability, String)> = Vec::new();
     let mut link_prompt = None;
+    let mut escape: Option<String> = None;
     for u in analysis.unseen.iter().chain(&linked) {
         match u {
             Unseen::ProcessLink { capability, path } => {
@@ -293,6 +294,15 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                     unbounded.push((dir, *capability));
                 }
                 unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
+            }
+            Unseen::Escapes { reason } => {
+                // Beyond any fence of this call: only the user can say yes,
+                // each time (nothing to store, no grant to bound it).
+                let bounded = req.mode == Mode::DangerFullAccess;
+                if !bounded && escape.is_none() {
+                    escape = Some(reason.clone());
+                }
+                unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
@@ -343,6 +353,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 missing.push(PathCapability { path, capability: Capability::Create });
             }
         }
+    }
+    // Handed outside the process tree: asked every time, nothing proposed.
+    if let Some(why) = escape {
+        let reason = format!("asked every time: {why}");
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.

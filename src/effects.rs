@@ -38,6 +38,10 @@ pub enum Unseen {
     /// it leads wherever that process points when it runs. No rule or grant
     /// can name where, so only the kernel fence bounds it.
     ProcessLink { capability: Capability, path: String },
+    /// A command handed to something outside this process tree (a service
+    /// manager, a scheduler, a terminal server, a container daemon): no
+    /// fence of this call reaches it, so it is asked every time.
+    Escapes { reason: String },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -248,6 +252,8 @@ enum Role {
     SwitchUser,
     /// Starts what the command line cannot show (the reason says what).
     Hidden(&'static str),
+    /// Hands its command to a process outside this tree (the reason says which).
+    Escapes(&'static str),
 }
 
 /// How a wrapper finds the program it starts.
@@ -383,9 +389,10 @@ const PROGRAMS: &[Program] = &[
     // root or mount namespace, composed from input, or started by a service
     // manager outside this process tree (and outside the kernel fence).
     Program { names: &["parallel"], takes_value: &[], kind: Kind::Role(Role::Hidden("GNU parallel composes its command lines from its inputs at run time")) },
-    Program { names: &["systemd-run"], takes_value: &[], kind: Kind::Role(Role::Hidden("systemd-run hands the command to the service manager, which starts it outside this process tree and its fence")) },
-    Program { names: &["at", "batch", "crontab"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command is scheduled with a daemon that runs it later, outside this process tree and its fence")) },
-    Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
+    Program { names: &["systemd-run", "systemctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("the service manager starts what it is given outside this process tree and its fence")) },
+    Program { names: &["at", "batch", "crontab"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command is scheduled with a daemon that runs it later, outside this process tree and its fence")) },
+    Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
+    Program { names: &["docker", "podman", "nerdctl", "launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
     Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
@@ -460,7 +467,7 @@ const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
 impl Program {
     /// Whether the program runs code its command line does not show.
     fn runs_code(&self) -> bool {
-        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_)))
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_)))
     }
 }
 
@@ -1582,6 +1589,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Watch => starts::watch(args, sink, depth),
         Role::SwitchUser => starts::switch_user(name, args, sink, depth),
         Role::Hidden(why) => sink.opaque(why.to_string()),
+        Role::Escapes(why) => sink.out.unseen.push(Unseen::Escapes { reason: why.to_string() }),
     }
 }
 
