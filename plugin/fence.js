@@ -184,6 +184,8 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
     writeFileSync(p('home', 'existing'), 'x')
     copyFileSync(existsSync('/usr/bin/true') ? '/usr/bin/true' : '/bin/true', p('home', 'tool'))
     chmodSync(p('home', 'tool'), 0o755)
+    // A repository's persistence surfaces: the profile must shut its hooks.
+    mkdirSync(p('ws', '.git', 'hooks'), { recursive: true })
     const profile = {
       workspace: p('ws'), home: p('home'), harnessHome: p('harness'), platform: 'macos',
       mode: 'workspace-write', rules: [], grants: [], protectedFiles: [], enforce,
@@ -204,6 +206,7 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
       check('execute', shq(p('home', 'tool'))),
       // A folder that is not there proves nothing about reads elsewhere.
       `if [ -d ${shq(elsewhere)} ]; then ${check('readElsewhere', `ls ${shq(elsewhere)}`)}; else echo readElsewhere=absent; fi`,
+      check('hooks', `sh -c ${shq(`: > ${shq(p('ws', '.git', 'hooks', 'pre-commit'))}`)}`),
     ].join('\n')
     const run = await spawnCollect(seatbeltArgv(sbpl, ['/bin/sh', '-c', script], { sandboxExec }), { cwd: p('ws') })
     const refused = run.stderr.split('\n').find((l) => l.startsWith(SEATBELT_FAILURE_PREFIX))
@@ -220,7 +223,9 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
     const why = Object.fromEntries(ALL.map((c) => [c, fenced[c] ? 'Seatbelt refused it in the probe' : 'the probe ran it unhindered']))
     const status = {
       level, capabilities: capabilitiesOf(level), fenced, why, enforcement: level === 'full' ? 'full' : 'partial',
-      persistence: { state: 'open', why: "the Seatbelt profile does not shut a repository's hooks and git config (the Linux runner's mount namespace does)" },
+      persistence: seen.hooks === 'fenced'
+        ? { state: 'shut', why: "the Seatbelt profile denies writes to the repository's hooks, git config and .gitmodules" }
+        : { state: 'open', why: 'the probe wrote into .git/hooks unhindered' },
     }
     if (level === 'off') status.reason = `Seatbelt fenced none of the probe's paths under ${scratchParent} for ${enforce}`
     return status

@@ -48,7 +48,7 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         }
         for rel in crate::baseline::REPOSITORY_SURFACES {
             let p = format!("{root}/{rel}");
-            if Path::new(&p).exists() && !named(req, &p) {
+            if Path::new(&p).exists() && !req.names(&p) {
                 out.push(p);
             }
         }
@@ -74,13 +74,6 @@ fn repository_above(dir: &str) -> Option<String> {
 /// grant for git in a repository below the workspace).
 fn gits_own(req: &ProfileRequest, git: &str) -> bool {
     req.grants.iter().any(|g| g.path == git && g.access.grants(Capability::Delete))
-}
-
-/// A rule or grant written for the surface (or inside it) opens it.
-fn named(req: &ProfileRequest, surface: &str) -> bool {
-    req.rules.iter().chain(&req.grants).any(|r| {
-        crate::paths::within(&crate::paths::normalize(&r.path), surface) && Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c))
-    })
 }
 
 /// Enter a private mount namespace and make `surfaces` read-only in it.

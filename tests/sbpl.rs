@@ -248,6 +248,35 @@ fn the_off_tier_and_full_access_fence_nothing() {
 }
 
 #[test]
+fn every_tier_shuts_the_repositorys_hooks_and_config_after_every_grant() {
+    for enforce in Enforce::ORDER {
+        let s = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/project", &["write", "create", "delete"])]);
+        let last_allow = *lines_with(&s, "(allow ").last().unwrap();
+        for surface in ["/Users/me/project/.git/hooks", "/Users/me/project/.git/config", "/Users/me/project/.gitmodules"] {
+            let at = param_of(&s, surface);
+            for cap in [Capability::Write, Capability::Create, Capability::Delete] {
+                let line = format!("(deny {} (subpath {at}))", operations(cap).join(" "));
+                let found = lines_with(&s, &line);
+                assert!(found.len() == 1 && found[0] > last_allow, "{enforce:?}: {line} missing or before a grant:\n{}", s.text);
+            }
+        }
+        // `.git` itself keeps what git's lock files need: no deny names it.
+        assert!(s.params.iter().all(|(_, v)| v != "/Users/me/project/.git"), "{enforce:?}: .git itself was named");
+    }
+}
+
+#[test]
+fn a_rule_naming_a_surface_opens_it_and_only_it() {
+    let s = profile(Enforce::Guarded, Mode::WorkspaceWrite, vec![rule("/Users/me/project/.git/hooks/pre-commit", &["write", "create"])]);
+    assert!(s.params.iter().all(|(_, v)| v != "/Users/me/project/.git/hooks"), "the named hooks folder is still shut:\n{}", s.text);
+    let config = param_of(&s, "/Users/me/project/.git/config");
+    assert_eq!(lines_with(&s, &format!("(subpath {config})")).len(), 3);
+    // The off tier and full access fence nothing, surfaces included.
+    let off = profile(Enforce::Off, Mode::WorkspaceWrite, vec![]);
+    assert!(!off.text.contains("(deny "), "{}", off.text);
+}
+
+#[test]
 fn every_tier_denies_the_store_after_every_grant_and_keeps_its_folder() {
     for enforce in Enforce::ORDER {
         let s = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/.dsh", &["write", "create", "delete"])]);

@@ -93,6 +93,22 @@ impl ProfileRequest {
     pub fn fences(&self) -> bool {
         self.mode != Mode::DangerFullAccess && self.enforce != Enforce::Off
     }
+
+    /// Whether a rule or grant of this profile names the persistence surface
+    /// (its path, or one inside it) with a mutating capability: the user
+    /// opened it (`git config` allowed for git, a hook asked for).
+    pub fn names(&self, surface: &str) -> bool {
+        self.rules.iter().chain(&self.grants).any(|r| {
+            paths::within(&paths::normalize(&r.path), surface) && Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c))
+        })
+    }
+
+    /// The workspace repository's persistence surfaces the fence shuts
+    /// (whether or not they exist yet), less those a rule names.
+    pub fn repository_surfaces(&self) -> Vec<String> {
+        let ws = paths::normalize(&self.workspace);
+        baseline::REPOSITORY_SURFACES.iter().map(|rel| format!("{ws}/{rel}")).filter(|s| !self.names(s)).collect()
+    }
 }
 
 /// One root the kernel opens for some capabilities, minus what must stay shut.

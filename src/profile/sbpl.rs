@@ -73,7 +73,7 @@ impl Params {
 
 /// `written` is every spelling of each plan path (real first, as written second),
 /// so a rule matches whichever name the kernel resolved.
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String]) -> Sbpl {
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String]) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -116,7 +116,20 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
     }
 
-    t.push_str("; 3. the permission store, operation by operation, after every grant\n");
+    // Seatbelt matches paths, so unlike Landlock it can shut a name inside
+    // `.git` without taking create and delete from `.git` itself, and a
+    // surface that does not exist yet is shut too.
+    t.push_str("; 3. the repository's hooks and config, operation by operation, after every grant\n");
+    for s in surfaces {
+        for p in spellings(s) {
+            let at = params.of(&p);
+            for cap in [Capability::Write, Capability::Create, Capability::Delete] {
+                t.push_str(&format!("(deny {} (subpath {at}))\n", operations(cap).join(" ")));
+            }
+        }
+    }
+
+    t.push_str("; 4. the permission store, operation by operation, after every grant\n");
     let mut folders: Vec<String> = Vec::new();
     for f in protected_files {
         for p in spellings(f) {
@@ -149,5 +162,6 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
         }
     };
     let protected: Vec<String> = req.protected_files.iter().map(|p| paths::absolute("/", p, &home)).collect();
-    render(plan, &spell, &protected)
+    let surfaces = if plan.enforce == Enforce::Off { Vec::new() } else { req.repository_surfaces() };
+    render(plan, &spell, &protected, &surfaces)
 }

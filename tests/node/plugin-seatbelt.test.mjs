@@ -46,7 +46,7 @@ if (outcome === 'abort') process.kill(process.pid, 'SIGABRT')
 else if (outcome === 'refuse') fail(65, 'invalid data type of path filter')
 else if (typeof outcome === 'object') {
   const caps = ['read', 'write', 'create', 'delete', 'execute']
-  const lines = ['control=open', ...caps.map((c) => c + '=' + (outcome.fenced.includes(c) ? 'fenced' : 'open')), 'readElsewhere=' + (outcome.elsewhere ?? 'open')]
+  const lines = ['control=open', ...caps.map((c) => c + '=' + (outcome.fenced.includes(c) ? 'fenced' : 'open')), 'readElsewhere=' + (outcome.elsewhere ?? 'open'), 'hooks=' + (outcome.hooks ?? 'open')]
   process.stdout.write(lines.join('\\n') + '\\n')
 } else {
   const r = spawnSync(command[0], command.slice(1), { stdio: 'inherit' })
@@ -100,10 +100,23 @@ test('auto probes full first and lands on guarded when /bin/sh does not survive 
   for (const cap of ALL) assert.equal(status.why[cap], 'Seatbelt refused it in the probe')
   assert.match(status.declined.full, /\/bin\/sh did not survive the full profile \(killed by SIGABRT\)/)
   assert.match(status.reason, /^full not taken: /)
-  assert.equal(status.persistence.state, 'open', 'hooks and git config are not shut on macOS: the decision must know')
+  assert.equal(status.persistence.state, 'open', 'the probe saw the hooks written: the decision must know')
   assert.deepEqual(w.runs().map(tierOf), ['full', 'guarded'], 'strongest first, and no further once a tier holds')
   assert.deepEqual(calls.map((c) => [c.request.platform, c.request.enforce]), [['macos', 'full'], ['macos', 'guarded']])
   assert.ok(calls.every((c) => c.host === core.nodeHost), 'the core compiles with nodeHost answering real paths')
+})
+
+test('a profile that refuses the probe\'s hook write reports persistence shut', async (t) => {
+  const w = world(t, { guarded: { ...GUARDED, hooks: 'fenced' } })
+  const fence = new Fence({
+    platform: 'macos', enforce: 'guarded', scratchParent: w.scratchParent,
+    seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec: w.standin },
+  })
+  const status = await fence.ready()
+  assert.equal(status.persistence.state, 'shut')
+  // The probe's own profile names the surfaces it checks.
+  const [run] = w.runs()
+  assert.ok(Object.values(run.params).some((v) => v.endsWith('/ws/.git/hooks')), JSON.stringify(run.params))
 })
 
 test('the probe runs /bin/sh under sandbox-exec -p with every path a -D parameter', async (t) => {
