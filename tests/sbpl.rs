@@ -620,6 +620,49 @@ mod kernel {
 
     #[test]
     #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
+    fn a_repositorys_hooks_and_config_are_refused_to_every_writer_while_git_keeps_its_lock_files() {
+        let Some(w) = World::new("hooks") else { return };
+        std::fs::create_dir_all(w.path("ws/.git/hooks")).unwrap();
+        w.write("ws/.git/config", "[core]\n");
+        w.write("ws/.git/index", "i");
+        let hook = quoted(&w.path("ws/.git/hooks/pre-commit"));
+        let config = quoted(&w.path("ws/.git/config"));
+        for enforce in [Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            // What a line of git's own carries: delete in the repository.
+            let mut req = w.request(enforce, vec![]);
+            req.grants = vec![rule(&w.path("ws/.git"), &["delete"])];
+            // git's lock-file dance inside `.git` still works…
+            ok(&w.sh(&req, "echo j > .git/index.lock && mv .git/index.lock .git/index"), "a lock file renamed over the index");
+            // …while every writer of a surface is refused.
+            let mut writers = vec![
+                format!("echo x > {hook}"),
+                format!("mkdir {}", quoted(&w.path("ws/.git/hooks/x"))),
+                format!("echo x >> {config}"),
+                format!("cp {config} .git/config.new && mv .git/config.new {config}"),
+                format!("rm -f {config}"),
+                "mv .git/hooks .git/hooks-old".to_string(),
+                "echo x > .gitmodules".to_string(),
+            ];
+            if program("python3").is_some() {
+                writers.push(format!("python3 -c \"open({hook}, 'w').write('x')\""));
+            }
+            for writer in &writers {
+                let _ = w.sh(&req, writer);
+                assert!(!w.exists("ws/.git/hooks/pre-commit") && !w.exists("ws/.git/hooks/x"), "{enforce:?}: `{writer}` planted a hook");
+                assert!(w.exists("ws/.git/hooks"), "{enforce:?}: `{writer}` moved the hooks folder");
+                assert_eq!(w.read("ws/.git/config").as_deref(), Some("[core]\n"), "{enforce:?}: `{writer}` changed the git config");
+                assert!(!w.exists("ws/.gitmodules"), "{enforce:?}: `{writer}` made .gitmodules");
+            }
+            // A rule naming the config opens it (`git config`, once allowed).
+            let mut named = w.request(enforce, vec![rule(&w.path("ws/.git/config"), &["write"])]);
+            named.grants = req.grants.clone();
+            ok(&w.sh(&named, &format!("echo '[user]' >> {config}")), "writing a config a rule names");
+            w.write("ws/.git/config", "[core]\n");
+        }
+    }
+
+    #[test]
+    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn the_permission_store_is_refused_to_every_writer_even_under_a_granted_parent() {
         let Some(w) = World::new("store") else { return };
         let store = quoted(&w.path("home/.dsh/dsh-allow.json"));
