@@ -262,7 +262,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 }
             }
             Unseen::Computed { capability, scope, reason } => {
-                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused);
+                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, false);
                 unbounded.extend(open.into_iter().map(|dir| (dir, *capability)));
                 unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
@@ -288,7 +288,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 unknown.push(Unknown { capability: None, reason, bounded });
             }
             Unseen::ProgramState { program, capability, scope, reason } => {
-                let (bounded, open) = bound_in_for(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, true);
+                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, true);
                 for dir in open {
                     program_needs.push((dir.clone(), *capability, program.clone()));
                     unbounded.push((dir, *capability));
@@ -398,22 +398,10 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
 /// An operation whose paths lie somewhere under `scope` (the cwd when
 /// empty) is bounded when every scope folder grants it and the kernel fences
 /// it. Returns that, and the folders to ask for when it is not.
-fn bound_in(
-    policy: &Policy,
-    scope: &[String],
-    cwd: &str,
-    cap: Capability,
-    fenced: bool,
-    host: &dyn Host,
-    why_refused: &mut Option<(String, Capability, Why)>,
-) -> (bool, Vec<String>) {
-    bound_in_for(policy, scope, cwd, cap, fenced, host, why_refused, false)
-}
-
-/// `bound_in`; `program_bound`: a named program's own need inside each scope
-/// folder (its temp files, its config), judged as inside the folder.
+/// `program_bound`: a named program's own need inside each scope folder (its
+/// temp files, its config), judged as inside the folder.
 #[allow(clippy::too_many_arguments)]
-fn bound_in_for(
+fn bound_in(
     policy: &Policy,
     scope: &[String],
     cwd: &str,

@@ -1040,51 +1040,8 @@ fn execute(name: &str, cwd: &Cwd, cx: &Context, out: &mut Analysis) {
 fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
     // Options end at the first word that is not one (or at `--`), read as
     // getopt reads them: `-la NAME` is `-l -a NAME`, `-uroot` is `-u root`.
-    let mut i = 0;
     let mut cwd = cwd.clone();
-    let mut opts: Vec<(String, Option<Arg>)> = Vec::new();
-    while i < args.len() {
-        let t = args[i].text();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if w == Wrapper::Env && (t == "-" || (t.contains('=') && !t.starts_with('-'))) {
-            i += 1;
-            continue;
-        }
-        // A computed word may be an option or the program: either way the
-        // program is then computed (opaque).
-        if !t.starts_with('-') || t == "-" || !matches!(args[i], Arg::Literal(_)) {
-            break;
-        }
-        i += 1;
-        if let Some((o, v)) = t.split_once('=').filter(|_| t.starts_with("--")) {
-            opts.push((o.to_string(), Some(Arg::Literal(v.to_string()))));
-            continue;
-        }
-        if t.starts_with("--") || prog.takes_value.contains(&t) {
-            let value = if prog.takes_value.contains(&t) { args.get(i).cloned() } else { None };
-            i += usize::from(value.is_some());
-            opts.push((t.to_string(), value));
-            continue;
-        }
-        for (at, letter) in t.char_indices().skip(1) {
-            let flag = format!("-{letter}");
-            if prog.takes_value.contains(&flag.as_str()) {
-                let attached = &t[at + letter.len_utf8()..];
-                let value = if attached.is_empty() {
-                    i += 1;
-                    args.get(i - 1).cloned()
-                } else {
-                    Some(Arg::Literal(attached.to_string()))
-                };
-                opts.push((flag, value));
-                break;
-            }
-            opts.push((flag, None));
-        }
-    }
+    let (opts, i) = starts::leading_options(args, prog.takes_value, w == Wrapper::Env);
     let has = |names: &[&str]| opts.iter().any(|(o, _)| names.contains(&o.as_str()));
     let values = |names: &[&str]| -> Vec<Arg> { opts.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| v.clone()).collect() };
     if w == Wrapper::Command && has(&["-v", "-V"]) {

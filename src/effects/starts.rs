@@ -7,14 +7,20 @@ use super::{nested_program, run, Arg, Capability::*, Cwd, PathKind, Sink, Split}
 
 /// Options up to the first operand, as getopt reads them with `+` (these
 /// programs stop at their first operand): `(option, value)` and where the
-/// operands start.
-fn leading_options(args: &[Arg], takes_value: &[&str]) -> (Vec<(String, Option<Arg>)>, usize) {
+/// operands start. `assignments`: `env`'s `NAME=value` words and lone `-`
+/// are passed over as options are. A computed word may be an option or the
+/// program: either way the options end there (the program is computed).
+pub(super) fn leading_options(args: &[Arg], takes_value: &[&str], assignments: bool) -> (Vec<(String, Option<Arg>)>, usize) {
     let mut opts = Vec::new();
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text();
         if t == "--" {
             return (opts, i + 1);
+        }
+        if assignments && (t == "-" || (t.contains('=') && !t.starts_with('-'))) {
+            i += 1;
+            continue;
         }
         if !t.starts_with('-') || t == "-" || !matches!(a, Arg::Literal(_)) {
             break;
@@ -56,7 +62,7 @@ fn value_of(opts: &[(String, Option<Arg>)], names: &[&str]) -> Option<Arg> {
 /// `flock [opts] FILE cmd…`, `flock [opts] FILE -c CMD`, `flock [opts] FD`.
 /// The lock file is opened for reading, and made when it is missing.
 pub(super) fn flock(args: &[Arg], sink: &mut Sink, depth: usize) {
-    let (_, i) = leading_options(args, &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"]);
+    let (_, i) = leading_options(args, &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], false);
     let Some(target) = args.get(i) else { return };
     let rest = &args[i + 1..];
     if rest.is_empty() && target.literal().is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit())) {
@@ -102,7 +108,7 @@ pub(super) fn script(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
 /// `watch [opts] CMD…`: the words are joined with spaces and run by
 /// `sh -c`, or exec'd as they are with `-x`.
 pub(super) fn watch(args: &[Arg], sink: &mut Sink, depth: usize) {
-    let (opts, i) = leading_options(args, &["-n", "-q", "--interval", "--equexit"]);
+    let (opts, i) = leading_options(args, &["-n", "-q", "--interval", "--equexit"], false);
     let rest = &args[i..];
     if rest.is_empty() {
         return;
@@ -125,7 +131,7 @@ pub(super) fn watch(args: &[Arg], sink: &mut Sink, depth: usize) {
 /// With no command, the shell reads its commands from standard input.
 pub(super) fn switch_user(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
     let values = &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"];
-    let (opts, mut i) = leading_options(args, values);
+    let (opts, mut i) = leading_options(args, values, false);
     let mut login = opts.iter().any(|(o, _)| matches!(o.as_str(), "-l" | "--login"));
     if args.get(i).map(Arg::text) == Some("-") {
         login = true;
