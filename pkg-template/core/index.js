@@ -4,8 +4,11 @@
 // The wasm-bindgen `nodejs` output is CommonJS and loads its .wasm
 // synchronously, so this module is ready as soon as it is imported.
 import { createRequire } from 'node:module';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 const wasm = require('./wasm/nodejs/dsh_allow.js');
@@ -14,8 +17,182 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // whatever is added later) flows through unchanged; `decide` is wrapped below.
 export * from './wasm/nodejs/dsh_allow.js';
 
-/** How long (ms) answers are reused before the folders behind them are
- * checked again, when no tool call ran in between. */
+/**
+ * The folder watcher (Linux): a thread of its own (watcher.js) watches each
+ * recorded folder (inotify, through fs.watch) and counts its events in
+ * memory shared with this thread, so that after a tool call a folder where
+ * nothing happened is vouched for with no system call.
+ *
+ * Counting alone would not do: events reach the watcher a moment after the
+ * change, and the kernel's queue drops events when it overflows. So:
+ *  - after each tool call `invalidate()` renames a sentinel file in a folder
+ *    the watcher also watches, to a name no one else can know (a sequence
+ *    number and a random part written into shared memory just before); the
+ *    kernel queues events in order, so once the watcher has seen that
+ *    rename it has counted every change the finished tool call made. A
+ *    decide waits for it at most WAIT_MS, else looks at the folders itself;
+ *  - the watcher's inotify instance holds only these watches, so every
+ *    event that fills its queue is counted. A queue that overflowed held
+ *    `max_queued_events` of them unread; when half that many were counted
+ *    since the folders were last all looked at, the watcher vouches for
+ *    nothing until they have been again;
+ *  - a watch whose folder moved or went stops vouching (its events name the
+ *    folder itself), and so does a watcher that failed or has not started.
+ * It starts at the first tool call, not at load: a process that never
+ * calls `invalidate()` pays nothing for it.
+ */
+const ACKED = 0; // layout shared with watcher.js
+const EVENTS = 1;
+const READY = 2;
+const TOKENS = 8;
+const SLOTS = 16;
+const WATCHING = 1;
+const MAX_SLOTS = 512;
+const WAIT_MS = 0.5;
+
+class Watcher {
+  constructor() {
+    this.state = process.platform === 'linux' ? 'idle' : 'off';
+    this.shared = undefined;
+    this.worker = undefined;
+    this.dir = undefined;
+    this.sentinel = undefined;
+    this.sentN = 0;
+    /** The sentinel the next watched-only proof needs seen; -1: none sent since the last tool call. */
+    this.required = -1;
+    /** Events counted when every folder was last looked at without the watcher. */
+    this.baseline = 0;
+    this.limit = 0;
+    this.slots = new Map();
+    this.nextSlot = 0;
+    this.timely = true;
+    this.tokens = new Int32Array(64);
+    this.nextToken = this.tokens.length;
+  }
+
+  start() {
+    this.state = 'off';
+    let dir;
+    try {
+      const max = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
+      if (!(max >= 2)) return;
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-allow-watch-'));
+      this.sentinel = '0-0';
+      fs.writeFileSync(path.join(dir, this.sentinel), '');
+      const buffer = new SharedArrayBuffer(4 * (SLOTS + 2 * MAX_SLOTS));
+      this.shared = new Int32Array(buffer);
+      this.worker = new Worker(new URL('./watcher.js', import.meta.url), { workerData: { buffer, sentinelDir: dir } });
+      this.limit = Math.floor(max / 2);
+    } catch {
+      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    this.dir = dir;
+    this.worker.unref();
+    const stop = () => {
+      this.state = 'off';
+    };
+    this.worker.on('error', stop);
+    this.worker.on('exit', stop);
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    this.state = 'up';
+  }
+
+  up() {
+    return this.state === 'up' && Atomics.load(this.shared, READY) === 1;
+  }
+
+  token() {
+    if (this.nextToken === this.tokens.length) {
+      crypto.getRandomValues(this.tokens);
+      this.nextToken = 0;
+    }
+    return this.tokens[this.nextToken++];
+  }
+
+  /** A tool call finished: send the sentinel behind whatever it changed. */
+  sent() {
+    if (this.state === 'idle') this.start();
+    this.required = -1;
+    if (!this.up()) return;
+    const n = this.sentN + 1;
+    const token = this.token();
+    Atomics.store(this.shared, TOKENS + (n % 8), token);
+    const name = `${n}-${token}`;
+    try {
+      fs.renameSync(path.join(this.dir, this.sentinel), path.join(this.dir, name));
+    } catch {
+      try {
+        fs.writeFileSync(path.join(this.dir, name), '');
+      } catch {
+        return;
+      }
+    }
+    this.sentinel = name;
+    this.sentN = n;
+    this.required = n;
+  }
+
+  /** Every event up to the last tool call's sentinel is counted (waiting
+   * for it at most WAIT_MS, unless it came late last time), and not so many
+   * that the kernel's queue may have dropped some. */
+  caughtUp() {
+    if (this.required < 0 || !this.up()) return false;
+    const shared = this.shared;
+    let acked = Atomics.load(shared, ACKED);
+    if (acked < this.required && this.timely) {
+      const deadline = performance.now() + WAIT_MS;
+      for (;;) {
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        Atomics.wait(shared, ACKED, acked, left);
+        acked = Atomics.load(shared, ACKED);
+        if (acked >= this.required) break;
+      }
+    }
+    this.timely = acked >= this.required;
+    if (!this.timely) return false;
+    return ((Atomics.load(shared, EVENTS) - this.baseline) >>> 0) < this.limit;
+  }
+
+  events() {
+    return this.state === 'up' ? Atomics.load(this.shared, EVENTS) : 0;
+  }
+
+  /** Every folder was looked at without the watcher, from `counted` on. */
+  provedAt(counted) {
+    this.baseline = counted;
+  }
+
+  /** The slot counting `dir`'s events (asked for if need be), or -1. */
+  slotFor(dir) {
+    if (this.state !== 'up') return -1;
+    const slot = this.slots.get(dir);
+    if (slot !== undefined && Atomics.load(this.shared, SLOTS + 2 * slot) <= WATCHING) return slot;
+    if (this.nextSlot >= MAX_SLOTS) return -1;
+    const fresh = this.nextSlot++;
+    this.slots.set(dir, fresh);
+    this.worker.postMessage({ slot: fresh, dir });
+    return fresh;
+  }
+
+  watching(slot) {
+    return slot >= 0 && this.state === 'up' && Atomics.load(this.shared, SLOTS + 2 * slot) === WATCHING;
+  }
+
+  count(slot) {
+    return slot >= 0 && this.state === 'up' ? Atomics.load(this.shared, SLOTS + 2 * slot + 1) : 0;
+  }
+
+  /** Watched, and no event since `seen` was read. */
+  quiet(slot, seen) {
+    return this.watching(slot) && Atomics.load(this.shared, SLOTS + 2 * slot + 1) === seen;
+  }
+}
+const watcher = new Watcher();
+
+/** How long (ms) reused answers go at most without every folder behind them
+ * being looked at again (`stat`), whatever else vouches for them. */
 const GENERATION_MS = 1000;
 
 /** Folders met on the way to a named path, by real parent + name, for the
@@ -24,20 +201,41 @@ const GENERATION_MS = 1000;
 let folders = { generation: -1, real: new Map(), outside: new Set() };
 
 /**
- * What the reused answers (these folders, the core's prepared policy with its
- * workspace, baseline and rule roots, PATH lookups) were read from: every
- * folder a name was looked up in, with its identity and times. A generation
- * holds while none of them changed: making, removing or renaming an entry
- * (a link swapped for a folder included) changes its folder's mtime and
- * ctime. It is checked after a tool call (`invalidate()`) and once a second.
- * Times are coarse, so a folder changed within the second before it was
- * read is not vouched for (the next check starts a new generation), nor are
- * pseudo file systems whose folders do not record new entries.
+ * What the reused answers (these folders, the core's prepared policy with
+ * its workspace, baseline and rule roots, PATH lookups) were read from: each
+ * lookup of a name in a folder — a *step* — and what it answered (missing, a
+ * folder, a file, a link and its text; for a PATH candidate, whether it may
+ * run). A generation holds while every step would answer the same; then
+ * everything derived from the steps is the same too.
+ *
+ * Proving it is checked after a tool call (`invalidate()`) and at least once
+ * a second. A folder whose entries did not change needs none of its steps
+ * looked up again; it is vouched for, cheapest first, by
+ *  - the watcher (Linux, `Watcher` above): no event in the folder since it
+ *    was last looked at, once every event the finished tool call caused has
+ *    been counted (its sentinel came back); no system call;
+ *  - its identity and times (`stat`): making, removing or renaming an entry
+ *    (a link swapped for a folder included) changes its folder's mtime and
+ *    ctime. Times are coarse, so a folder changed within the second before
+ *    it was read is not vouched for this way (nor a PATH candidate's mode,
+ *    which changes the file's times, not the folder's);
+ *  - else its steps are looked up again, and the generation ends only if one
+ *    answers differently.
+ * The once-a-second check uses times and lookups only (what a watch cannot
+ * see: a mount over a folder, a change made on another machine).
+ * Pseudo file systems, whose folders do not record new entries, are never
+ * vouched for.
  */
-const MAX_WATCHED = 128;
+const MAX_FOLDERS = 128;
 const UNTRACKED = ['/proc', '/sys', '/dev/pts'];
-let gen = { id: 0, watched: new Map(), hot: false, path: undefined, checkedAt: -Infinity };
+let gen = newGeneration(0);
 let dirty = false;
+/** When every folder was last looked at without the watcher's help. */
+let provedAt = -Infinity;
+
+function newGeneration(id) {
+  return { id, folders: new Map(), unprovable: false, path: process.env.PATH };
+}
 
 function stamp(dir) {
   let st;
@@ -52,32 +250,109 @@ function stamp(dir) {
   return { key: `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`, recent };
 }
 
-/** A name is being looked up in `dir` (or a PATH candidate `dir` exists):
- * answers may now depend on it. Pseudo file systems are never vouched for;
- * the reserved system trees are not watched (what is read there is reused
- * for STABLE_MS regardless, see SYSTEM) unless `always`: a link there may
- * lead out of them. */
+/** A name is about to be looked up in `dir` and the answer reused: the
+ * folder's record (its times taken before the lookup), or undefined when
+ * nothing is kept for it. Pseudo file systems are never vouched for; the
+ * reserved system trees are not watched (what is read there is reused for
+ * STABLE_MS regardless, see SYSTEM) unless `always`: a link there may lead
+ * out of them. */
 function watch(dir, always = false) {
-  if (gen.watched.has(dir)) return;
+  if (!always && isSystem(dir)) return undefined;
+  let f = gen.folders.get(dir);
+  if (f !== undefined) return f;
   if (UNTRACKED.some((root) => under(dir, root))) {
-    gen.hot = true;
-    return;
+    gen.unprovable = true;
+    return undefined;
   }
-  if (!always && isSystem(dir)) return;
   const s = stamp(dir);
-  if (s.recent) gen.hot = true;
-  gen.watched.set(dir, s.key);
+  // `modes`: a step depends on an entry's mode, which its folder's times
+  // do not show (the watcher does).
+  f = { dir, key: s.key, hot: s.recent, steps: new Map(), modes: false, slot: watcher.slotFor(dir), seen: 0, verified: false };
+  gen.folders.set(dir, f);
+  return f;
 }
 
-function unchanged() {
-  if (gen.hot || gen.watched.size > MAX_WATCHED || gen.path !== process.env.PATH) return false;
-  for (const [dir, key] of gen.watched) if (stamp(dir).key !== key) return false;
+/** Keep what looking up `name` in the folder `f` answered (a PATH
+ * candidate's mode under '!' + name). The first answer is the one in use; a
+ * later one that differs means the folder changed in between, which the
+ * generation cannot vouch for. */
+function record(f, name, answer) {
+  if (f === undefined) return;
+  const before = f.steps.get(name);
+  if (before === undefined) f.steps.set(name, answer);
+  else if (before !== answer) gen.unprovable = true;
+  if (name[0] === '!') f.modes = true;
+}
+
+/** What is at `p` (not following a link): 'missing', 'dir', 'file',
+ * 'proc' (a link in /proc, never followed) or 'L' + the link's text. */
+function lookup(p) {
+  const st = lstat(p);
+  if (st === undefined) return 'missing';
+  if (!st.isSymbolicLink()) return st.isDirectory() ? 'dir' : 'file';
+  if (under(p, '/proc')) return 'proc';
+  try {
+    return `L${fs.readlinkSync(p)}`;
+  } catch {
+    return 'L?';
+  }
+}
+
+/** Whether the file `f` (no link) may run: 'x', 'nx' or 'missing'. */
+function runnable(f) {
+  try {
+    const st = fs.statSync(f, { throwIfNoEntry: false });
+    if (st === undefined) return 'missing';
+    if (!st.isFile()) return 'nx';
+    fs.accessSync(f, fs.constants.X_OK);
+    return 'x';
+  } catch {
+    return 'nx';
+  }
+}
+
+/** Every step of the folder `f` answers as it did; `still`: its times
+ * vouch for its entries, so only the modes are asked again. */
+function unchangedSteps(f, still) {
+  if (still && !f.modes) return true;
+  const base = f.dir === '/' ? '' : f.dir;
+  for (const [name, answer] of f.steps) {
+    if (name[0] === '!') {
+      if (runnable(`${base}/${name.slice(1)}`) !== answer) return false;
+    } else if (!still && lookup(`${base}/${name}`) !== answer) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether every step of the generation still answers the same (see
+ * above); `evented`: the watcher is caught up and may vouch. */
+function proven(evented) {
+  if (gen.unprovable || gen.folders.size > MAX_FOLDERS || gen.path !== process.env.PATH) return false;
+  for (const f of gen.folders.values()) {
+    if (f.slot < 0) f.slot = watcher.slotFor(f.dir);
+    if (evented && f.verified && watcher.quiet(f.slot, f.seen)) continue;
+    // Read before looking: a watch up by now counts every later change.
+    const watching = watcher.watching(f.slot);
+    const seen = watcher.count(f.slot);
+    const s = stamp(f.dir);
+    const still = s.key === f.key && !f.hot;
+    if (!unchangedSteps(f, still)) return false;
+    if (!still) {
+      f.key = s.key;
+      f.hot = s.recent;
+    }
+    f.verified = watching;
+    f.seen = seen;
+  }
   return true;
 }
 
 /** A tool call ran: what was read so far is checked before it is reused. */
 export function invalidate() {
   dirty = true;
+  watcher.sent();
 }
 
 function lstat(p) {
@@ -94,39 +369,42 @@ const MISSING = Symbol('missing');
 
 /** `dir/name` where `dir` is real: a link is followed to where it lands;
  * MISSING when nothing is there. `kept`: the answer is reused later (a
- * folder on the way, a policy root), so `dir` is watched. */
+ * folder on the way, a policy root), so the step is recorded. */
 function child(dir, name, state, kept = true) {
   const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
-  if (kept) watch(dir);
+  const f = kept ? watch(dir) : undefined;
   if (!isSystem(here)) state.outside = true;
-  const st = lstat(here);
-  if (st === undefined) {
+  let answer = lookup(here);
+  // A link may lead out of the system trees (to /etc, home…): the folder
+  // holding it is recorded even there, and looked up again once its times
+  // are taken.
+  if (kept && f === undefined && answer[0] === 'L') {
+    const held = watch(dir, true);
+    if (held !== undefined) {
+      answer = lookup(here);
+      record(held, name, answer);
+    }
+  }
+  record(f, name, answer);
+  if (answer === 'missing') {
     state.last = { path: here, kind: 'missing' };
     return MISSING;
   }
-  if (!st.isSymbolicLink()) {
-    state.last = { path: here, kind: st.isDirectory() ? 'dir' : 'file' };
+  if (answer === 'dir' || answer === 'file') {
+    state.last = { path: here, kind: answer };
     return here;
   }
   // Links in /proc say where things are for the process that reads them
   // (/proc/self, /proc/<pid>/cwd, root, fd/N): for this Node process, not for
   // the shell that will run. Kept as spelled; the core does not judge a path
   // through them by its text.
-  if (under(here, '/proc')) {
+  if (answer === 'proc') {
     state.outside = true;
     return here;
   }
-  if (state.links >= MAX_LINKS) return here;
+  if (state.links >= MAX_LINKS || answer === 'L?') return here;
   state.links += 1;
-  // A link may lead out of the system trees (to /etc, home…): the folder
-  // holding it is watched even there, since what it says is reused.
-  if (kept) watch(dir, true);
-  let target;
-  try {
-    target = fs.readlinkSync(here);
-  } catch {
-    return here;
-  }
+  const target = answer.slice(1);
   return walk(target.startsWith('/') ? '/' : dir, target, state, false);
 }
 
@@ -169,6 +447,7 @@ function walk(base, rel, state, fresh, root = false) {
     }
     if (real === MISSING) {
       missing = true;
+      state.missing = true;
       cur = spelled;
     } else {
       cur = real;
@@ -177,13 +456,18 @@ function walk(base, rel, state, fresh, root = false) {
   return cur;
 }
 
+/** The folders cache of the current generation. */
+function currentFolders() {
+  const g = generation();
+  if (folders.generation !== g) folders = { generation: g, real: new Map(), outside: new Set() };
+}
+
 /** The real path of `p`: symlinks resolved along the existing part, the part
  * that does not exist (yet) appended as spelled; a dangling link resolves to
  * the path it would create, as the native host answers. */
 function canonical(p, seen, root = false) {
-  const g = generation();
-  if (folders.generation !== g) folders = { generation: g, real: new Map(), outside: new Set() };
-  const state = { links: 0, last: undefined, outside: false };
+  currentFolders();
+  const state = { links: 0, last: undefined, outside: false, missing: false };
   const real = walk('/', path.resolve(String(p)), state, true, root);
   // What the final lookup found is what is at `p` (links followed), when
   // it was a lookup of the real path itself.
@@ -204,32 +488,24 @@ function kind(p) {
   }
 }
 
-function isExecutableFile(f) {
-  try {
-    // Most PATH folders do not hold the name: ask without an exception
-    // first (a thrown ENOENT costs ~100 µs here), then whether we may run it.
-    // A name that is there (a file not executable yet, a link whose target
-    // may appear) is watched itself: its folder does not change with it.
-    if (lstat(f) === undefined) return false;
-    watch(f);
-    if (!fs.statSync(f, { throwIfNoEntry: false })?.isFile()) return false;
-    fs.accessSync(f, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The first executable `name` on PATH, as found there (absolute, symlinks
- * not resolved), or null. A name with a slash is not looked up. */
+ * not resolved), or null. A name with a slash is not looked up. Each
+ * candidate is resolved like a folder on the way to a named path (its PATH
+ * folder and any link followed are steps), and whether the file it lands on
+ * may run is a step in the folder that file is really in. */
 function which(name, pathVar = process.env.PATH ?? '') {
   name = String(name);
   if (name === '' || name.includes('/')) return null;
+  currentFolders();
   for (const dir of pathVar.split(path.delimiter)) {
     if (dir === '') continue;
-    watch(path.resolve(dir));
-    const candidate = path.resolve(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
+    const state = { links: 0, last: undefined, outside: false, missing: false };
+    const real = walk('/', path.join(path.resolve(dir), name), state, false);
+    if (state.missing) continue;
+    const answer = runnable(real);
+    const at = real.lastIndexOf('/');
+    record(watch(real.slice(0, at) || '/'), `!${real.slice(at + 1)}`, answer);
+    if (answer === 'x') return path.resolve(dir, name);
   }
   return null;
 }
@@ -238,9 +514,15 @@ function which(name, pathVar = process.env.PATH ?? '') {
  * baseline and rule roots, canonicalised) and PATH answers while it holds. */
 function generation() {
   const now = Date.now();
-  if (!dirty && now - gen.checkedAt < GENERATION_MS) return gen.id;
-  if (!unchanged()) gen = { id: gen.id + 1, watched: new Map(), hot: false, path: process.env.PATH, checkedAt: now };
-  gen.checkedAt = now;
+  const due = now - provedAt >= GENERATION_MS;
+  if (!dirty && !due) return gen.id;
+  const evented = !due && watcher.caughtUp();
+  const counted = watcher.events();
+  if (!proven(evented)) gen = newGeneration(gen.id + 1);
+  if (!evented) {
+    provedAt = now;
+    watcher.provedAt(counted);
+  }
   dirty = false;
   return gen.id;
 }
