@@ -3,7 +3,12 @@
 //! row per tool call for the Approvals view — the same code in Node and in
 //! the browser.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Marks our lines among whatever else might share the file.
@@ -67,81 +72,129 @@ pub struct Folded {
     pub hidden_baseline: usize,
 }
 
-/// One ledger line, read with only the fields the fold uses; the lists are
-/// passed through as they were written.
+/// One ledger line, read with only the fields the fold uses. Texts are
+/// borrowed from the line unless they hold escapes; the lists and the
+/// review's values stay JSON text until a row is written out (most lines'
+/// lists are passed through unread).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Record<'a> {
     #[serde(default)]
     dsh_allow: Option<u64>,
     #[serde(default, borrow)]
-    kind: Option<std::borrow::Cow<'a, str>>,
+    kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    session_id: Option<std::borrow::Cow<'a, str>>,
+    session_id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
-    call_id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    time: Option<String>,
-    #[serde(default)]
-    tool: Option<String>,
-    #[serde(default)]
-    command: Option<String>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    mode: Option<String>,
-    #[serde(default)]
-    decision: Option<String>,
-    #[serde(default)]
-    source: Option<String>,
-    #[serde(default)]
-    reason: Option<String>,
-    #[serde(default)]
-    rules: Option<Vec<Value>>,
-    #[serde(default)]
-    missing: Option<Vec<Value>>,
-    #[serde(default)]
-    action: Option<String>,
-    #[serde(default)]
-    stored: Option<Vec<Value>>,
-    #[serde(default)]
-    verdict: Option<Value>,
-    #[serde(default)]
-    latency_ms: Option<Value>,
-    #[serde(default)]
-    route: Option<Value>,
-    #[serde(default)]
-    command_grant: Option<String>,
-    #[serde(default)]
-    denied: Option<Vec<Value>>,
+    call_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    time: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    command: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    mode: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    decision: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    source: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    rules: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    missing: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    action: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stored: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    verdict: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    latency_ms: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    route: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    command_grant: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    denied: Option<&'a RawValue>,
 }
 
-/// Fold ledger text into rows in order of first appearance.
-pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
-    let mut rows: Vec<LedgerRow> = Vec::new();
-    // (session, call) → row index; a B-tree needs no random hash keys (wasm).
-    let mut index: std::collections::BTreeMap<(String, String), usize> = Default::default();
+impl Record<'_> {
+    /// The lists are lists (or absent, or null): a line whose list is any
+    /// other value is not one of ours.
+    fn lists_are_lists(&self) -> bool {
+        [self.rules, self.missing, self.stored, self.denied].into_iter().flatten().all(|raw| raw.get().trim_start().starts_with('['))
+    }
+}
+
+/// A row being folded: what `LedgerRow` holds, still borrowed from the text.
+struct Draft<'a> {
+    time: Cow<'a, str>,
+    session_id: Cow<'a, str>,
+    call_id: Cow<'a, str>,
+    tool: Cow<'a, str>,
+    command: Cow<'a, str>,
+    cwd: Cow<'a, str>,
+    mode: Cow<'a, str>,
+    outcome: &'static str,
+    source: &'static str,
+    reason: Cow<'a, str>,
+    rules: Option<&'a RawValue>,
+    missing: Option<&'a RawValue>,
+    action: Option<&'static str>,
+    stored: Option<&'a RawValue>,
+    review: Option<Value>,
+    command_grant: Option<Cow<'a, str>>,
+    kernel: Vec<Value>,
+}
+
+/// An FNV-1a hasher: the fold's index needs no random keys (which cost a
+/// trip to JS in wasm) and its keys are short.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The rows of `text` in order of first appearance, before the limit.
+fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usize) {
+    let mut rows: Vec<Draft<'a>> = Vec::new();
+    // (session, call) → row index, keyed by the texts the rows hold.
+    let mut index: HashMap<(Cow<'a, str>, Cow<'a, str>), usize, BuildHasherDefault<Fnv>> = HashMap::default();
     let mut skipped = 0;
+    let session_filter = opts.session_id.as_deref();
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
         // Lines of other sessions are skipped before they are parsed.
-        if let Some(s) = &opts.session_id {
-            if !line.contains(s.as_str()) {
-                continue;
-            }
+        if session_filter.is_some_and(|s| !line.contains(s)) {
+            continue;
         }
         let Ok(v) = serde_json::from_str::<Record>(line) else {
             skipped += 1;
             continue;
         };
-        if v.dsh_allow != Some(LEDGER_VERSION) {
+        if v.dsh_allow != Some(LEDGER_VERSION) || !v.lists_are_lists() {
             skipped += 1;
             continue;
         }
-        let (Some(session), Some(call)) = (v.session_id.as_deref(), v.call_id.as_deref()) else {
+        let (Some(session), Some(call)) = (v.session_id, v.call_id) else {
             skipped += 1;
             continue;
         };
@@ -149,10 +202,10 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
             skipped += 1;
             continue;
         }
-        if opts.session_id.as_deref().is_some_and(|s| s != session) {
+        if session_filter.is_some_and(|s| s != session) {
             continue;
         }
-        let key = (session.to_string(), call.to_string());
+        let key = (session, call);
         let at = index.get(&key).copied();
         match v.kind.as_deref() {
             Some("decision") => {
@@ -165,41 +218,57 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                         continue;
                     }
                 };
-                let source = v.source.as_deref().unwrap_or("policy");
-                if !matches!(source, "rule" | "baseline" | "fence" | "policy") {
-                    skipped += 1;
-                    continue;
-                }
-                let row = LedgerRow {
-                    time: v.time.unwrap_or_default(),
-                    session_id: key.0.clone(),
-                    call_id: key.1.clone(),
-                    tool: v.tool.unwrap_or_else(|| "bash".into()),
-                    command: v.command.unwrap_or_default(),
-                    cwd: v.cwd.unwrap_or_default(),
-                    mode: v.mode.unwrap_or_default(),
-                    outcome: outcome.into(),
-                    source: source.into(),
-                    reason: v.reason.unwrap_or_default(),
-                    rules: v.rules.unwrap_or_default(),
-                    missing: v.missing.unwrap_or_default(),
-                    action: None,
-                    stored: Vec::new(),
-                    review: None,
-                    command_grant: v.command_grant,
-                    kernel: Vec::new(),
+                let source = match v.source.as_deref() {
+                    None | Some("policy") => "policy",
+                    Some("rule") => "rule",
+                    Some("baseline") => "baseline",
+                    Some("fence") => "fence",
+                    Some(_) => {
+                        skipped += 1;
+                        continue;
+                    }
                 };
                 match at {
                     // A call asked again (after a wait) keeps its first place.
                     Some(i) if rows[i].outcome == "asked" || rows[i].action.is_none() => {
-                        let keep_time = std::mem::take(&mut rows[i].time);
-                        let kernel = std::mem::take(&mut rows[i].kernel);
-                        rows[i] = LedgerRow { time: keep_time, kernel, ..row };
+                        let row = &mut rows[i];
+                        row.tool = v.tool.unwrap_or(Cow::Borrowed("bash"));
+                        row.command = v.command.unwrap_or_default();
+                        row.cwd = v.cwd.unwrap_or_default();
+                        row.mode = v.mode.unwrap_or_default();
+                        row.outcome = outcome;
+                        row.source = source;
+                        row.reason = v.reason.unwrap_or_default();
+                        row.rules = v.rules;
+                        row.missing = v.missing;
+                        row.action = None;
+                        row.stored = None;
+                        row.review = None;
+                        row.command_grant = v.command_grant;
                     }
                     Some(_) => {}
                     None => {
+                        let (session_id, call_id) = key.clone();
                         index.insert(key, rows.len());
-                        rows.push(row);
+                        rows.push(Draft {
+                            time: v.time.unwrap_or_default(),
+                            session_id,
+                            call_id,
+                            tool: v.tool.unwrap_or(Cow::Borrowed("bash")),
+                            command: v.command.unwrap_or_default(),
+                            cwd: v.cwd.unwrap_or_default(),
+                            mode: v.mode.unwrap_or_default(),
+                            outcome,
+                            source,
+                            reason: v.reason.unwrap_or_default(),
+                            rules: v.rules,
+                            missing: v.missing,
+                            action: None,
+                            stored: None,
+                            review: None,
+                            command_grant: v.command_grant,
+                            kernel: Vec::new(),
+                        });
                     }
                 }
             }
@@ -208,44 +277,47 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
                     skipped += 1;
                     continue;
                 };
-                let action = v.action.as_deref().unwrap_or("");
-                let outcome = match action {
-                    "allow-once" | "always-allow" => "allowed",
-                    "deny" => "denied",
-                    "cancelled" => "cancelled",
-                    "unavailable" => "unavailable",
+                let (action, outcome) = match v.action.as_deref().unwrap_or("") {
+                    "allow-once" => ("allow-once", "allowed"),
+                    "always-allow" => ("always-allow", "allowed"),
+                    "deny" => ("deny", "denied"),
+                    "cancelled" => ("cancelled", "cancelled"),
+                    "unavailable" => ("unavailable", "unavailable"),
                     _ => {
                         skipped += 1;
                         continue;
                     }
                 };
                 let row = &mut rows[i];
-                row.outcome = outcome.into();
-                row.source = "human".into();
-                row.action = Some(action.into());
-                row.stored = v.stored.unwrap_or_default();
+                row.outcome = outcome;
+                row.source = "human";
+                row.action = Some(action);
+                row.stored = v.stored;
             }
             Some("review") => {
                 let Some(i) = at else {
                     skipped += 1;
                     continue;
                 };
+                let value = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()).unwrap_or(Value::Null);
+                let verdict = value(v.verdict);
                 let row = &mut rows[i];
-                let allow = v.verdict.as_ref().and_then(Value::as_str) == Some("ALLOW");
+                let allow = verdict.as_str() == Some("ALLOW");
                 row.review = Some(serde_json::json!({
-                    "verdict": v.verdict.unwrap_or(Value::Null),
-                    "reason": v.reason.map(Value::String).unwrap_or(Value::Null),
-                    "latencyMs": v.latency_ms.unwrap_or(Value::Null),
-                    "route": v.route.unwrap_or(Value::Null),
+                    "verdict": verdict,
+                    "reason": v.reason.map(|r| Value::String(r.into_owned())).unwrap_or(Value::Null),
+                    "latencyMs": value(v.latency_ms),
+                    "route": value(v.route),
                 }));
                 if allow {
-                    row.outcome = "allowed".into();
-                    row.source = "auto-review".into();
+                    row.outcome = "allowed";
+                    row.source = "auto-review";
                 }
             }
             Some("kernel") => {
                 // Written after the call ran: what its fence denied.
-                let (Some(i), Some(denied)) = (at, v.denied) else {
+                let denied = v.denied.and_then(|r| serde_json::from_str::<Vec<Value>>(r.get()).ok());
+                let (Some(i), Some(denied)) = (at, denied) else {
                     skipped += 1;
                     continue;
                 };
@@ -270,7 +342,110 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
     if rows.len() > limit {
         rows.drain(..rows.len() - limit);
     }
+    (rows, skipped, hidden_baseline)
+}
+
+/// `[]`, however spaced.
+fn empty_list(raw: &RawValue) -> bool {
+    raw.get().trim().strip_prefix('[').is_some_and(|rest| rest.trim_start().starts_with(']'))
+}
+
+/// A list as written, or none.
+fn list(raw: Option<&RawValue>) -> Vec<Value> {
+    raw.and_then(|r| serde_json::from_str(r.get()).ok()).unwrap_or_default()
+}
+
+/// Fold ledger text into rows in order of first appearance.
+pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
+    let (rows, skipped, hidden_baseline) = drafts(text, opts);
+    let rows = rows
+        .into_iter()
+        .map(|d| LedgerRow {
+            time: d.time.into_owned(),
+            session_id: d.session_id.into_owned(),
+            call_id: d.call_id.into_owned(),
+            tool: d.tool.into_owned(),
+            command: d.command.into_owned(),
+            cwd: d.cwd.into_owned(),
+            mode: d.mode.into_owned(),
+            outcome: d.outcome.into(),
+            source: d.source.into(),
+            reason: d.reason.into_owned(),
+            rules: list(d.rules),
+            missing: list(d.missing),
+            action: d.action.map(Into::into),
+            stored: list(d.stored),
+            review: d.review,
+            command_grant: d.command_grant.map(Cow::into_owned),
+            kernel: d.kernel,
+        })
+        .collect();
     Folded { rows, skipped, hidden_baseline }
+}
+
+/// `fold` written as the JSON of `Folded`, with each row's lists passed
+/// through as the ledger line wrote them (objects keep their key order)
+/// instead of being read and written again.
+pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Row<'r> {
+        time: &'r str,
+        session_id: &'r str,
+        call_id: &'r str,
+        tool: &'r str,
+        command: &'r str,
+        cwd: &'r str,
+        mode: &'r str,
+        outcome: &'r str,
+        source: &'r str,
+        reason: &'r str,
+        rules: &'r RawValue,
+        missing: &'r RawValue,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        action: Option<&'r str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stored: Option<&'r RawValue>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        review: Option<&'r Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        command_grant: Option<&'r str>,
+        #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+        kernel: &'r [Value],
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Out<'r> {
+        rows: Vec<Row<'r>>,
+        skipped: usize,
+        hidden_baseline: usize,
+    }
+    let empty: &RawValue = serde_json::from_str("[]").expect("an empty list");
+    let (drafts, skipped, hidden_baseline) = drafts(text, opts);
+    let rows = drafts
+        .iter()
+        .map(|d| Row {
+            time: &d.time,
+            session_id: &d.session_id,
+            call_id: &d.call_id,
+            tool: &d.tool,
+            command: &d.command,
+            cwd: &d.cwd,
+            mode: &d.mode,
+            outcome: d.outcome,
+            source: d.source,
+            reason: &d.reason,
+            rules: d.rules.unwrap_or(empty),
+            missing: d.missing.unwrap_or(empty),
+            action: d.action,
+            // Left out when empty, as `LedgerRow` leaves out an empty `stored`.
+            stored: d.stored.filter(|r| !empty_list(r)),
+            review: d.review.as_ref(),
+            command_grant: d.command_grant.as_deref(),
+            kernel: &d.kernel,
+        })
+        .collect();
+    serde_json::to_string(&Out { rows, skipped, hidden_baseline }).expect("rows serialize")
 }
 
 /// Replace secrets in a command line before it is written anywhere:
