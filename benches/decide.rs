@@ -5,7 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dsh_allow::api::{DecideRequest, Mode, Platform};
-use dsh_allow::capability::Capability;
+use dsh_allow::policy::capability::Capability;
 use dsh_allow::fs_host::FsHost;
 use dsh_allow::host::LexicalHost;
 
@@ -68,13 +68,13 @@ fn bench(c: &mut Criterion) {
 fn compile(c: &mut Criterion) {
     let ws = std::env::current_dir().unwrap().to_string_lossy().into_owned();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let req: dsh_allow::profile::ProfileRequest = serde_json::from_value(serde_json::json!({
+    let req: dsh_allow::fence::ProfileRequest = serde_json::from_value(serde_json::json!({
         "workspace": ws, "home": home, "harnessHome": format!("{home}/.dsh"), "platform": "linux",
         "mode": "workspace-write", "protectedFiles": [format!("{home}/.dsh/dsh-allow.json")], "enforce": "full",
     }))
     .unwrap();
     c.bench_function("compile the default fence, file-system host", |b| {
-        b.iter(|| std::hint::black_box(dsh_allow::profile::compile(&req, &FsHost::from_env())))
+        b.iter(|| std::hint::black_box(dsh_allow::fence::compile(&req, &FsHost::from_env())))
     });
 }
 

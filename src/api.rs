@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::{Access, Capability};
-use crate::rules::{CommandGrant, Rule};
+use crate::policy::capability::{Access, Capability};
+use crate::policy::rules::{CommandGrant, Rule};
 
 /// Which kernel and which platform tables apply. macOS policy is computable on
 /// Linux so the spec's `/Users/me/project` examples can be tested anywhere.
@@ -153,10 +153,20 @@ pub struct Decision {
     /// The command grant that matched this call: its roots are one-shot
     /// grants of this call, in the decision and in the call's profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_grant: Option<crate::command_grant::GrantMatch>,
+    pub command_grant: Option<GrantMatch>,
     /// What this call's fence carries beyond the policy: delete in the
     /// workspace's repository for a line that runs git and no hidden code.
     /// Claimed by the call like a one-shot grant; it changes no decision.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fence_grants: Vec<Rule>,
+}
+
+/// A command grant that matched this call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantMatch {
+    pub id: String,
+    pub name: String,
+    /// The roots as one-shot grants of this call (decision and profile).
+    pub rules: Vec<Rule>,
 }

@@ -7,7 +7,7 @@
 use std::io::Read;
 
 use crate::api::{DecideRequest, Mode, Persistence, Platform};
-use crate::capability::Capability;
+use crate::policy::capability::Capability;
 use crate::fs_host::FsHost;
 
 /// Runs the command line; the process's exit status.
@@ -16,7 +16,7 @@ pub fn main() -> u8 {
     match args.first().map(String::as_str) {
         Some("decide") => cmd_decide(),
         Some("explain") => cmd_explain(&args[1..]),
-        Some("run") => crate::runner::main(&args[1..]),
+        Some("run") => crate::fence::runner::main(&args[1..]),
         Some("profile") => cmd_profile(&args[1..]),
         Some("status") => cmd_status(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
@@ -91,7 +91,7 @@ fn cmd_explain(args: &[String]) -> u8 {
         None => (Vec::new(), Vec::new()),
         Some(f) => match std::fs::read_to_string(f) {
             Ok(text) => {
-                let load = crate::rules::parse_rules_file(&text);
+                let load = crate::policy::rules::parse_rules_file(&text);
                 if let Some(e) = &load.error {
                     eprintln!("dsh-allow: {f}: {e} (read as no rules; the file is left as it is)");
                 }
@@ -130,31 +130,31 @@ fn cmd_explain(args: &[String]) -> u8 {
         persistence: if opt("--persistence").as_deref() == Some("shut") { Persistence::Shut } else { Persistence::Open },
     };
     let d = crate::decide::decide(&req, &FsHost::from_env());
-    print!("{}", crate::explain::render(&req, &d));
+    print!("{}", crate::decide::explain::render(&req, &d));
     0
 }
 
 fn cmd_profile(args: &[String]) -> u8 {
-    let req = match crate::runner::read_request(args) {
+    let req = match crate::fence::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
     let host = FsHost::from_env();
-    let plan = crate::profile::compile(&req, &host);
+    let plan = crate::fence::compile(&req, &host);
     let format = args.iter().position(|a| a == "--format").and_then(|i| args.get(i + 1)).map(String::as_str);
     match format {
         Some("sbpl") => {
-            let sbpl = crate::profile::sbpl::render_for(&req, &plan, &host);
+            let sbpl = crate::fence::sbpl::render_for(&req, &plan, &host);
             print!("{}", sbpl.text);
             for (k, v) in &sbpl.params {
                 eprintln!("-D {k}={v}");
             }
         }
         #[cfg(target_os = "linux")]
-        Some("landlock") => match crate::runner::linux::expand(&plan) {
+        Some("landlock") => match crate::fence::runner::linux::expand(&plan) {
             Ok(rules) => {
                 for (path, caps) in rules {
-                    let names: Vec<&str> = caps.iter().flat_map(|c| crate::profile::landlock::rights(*c).iter().copied()).collect();
+                    let names: Vec<&str> = caps.iter().flat_map(|c| crate::fence::landlock::rights(*c).iter().copied()).collect();
                     println!("{path}\t{}", names.join("|"));
                 }
             }
@@ -167,12 +167,12 @@ fn cmd_profile(args: &[String]) -> u8 {
 }
 
 fn cmd_status(args: &[String]) -> u8 {
-    let req = match crate::runner::read_request(args) {
+    let req = match crate::fence::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    let plan = crate::profile::compile(&req, &FsHost::from_env());
-    let mut status = crate::runner::status(&plan);
+    let plan = crate::fence::compile(&req, &FsHost::from_env());
+    let mut status = crate::fence::runner::status(&plan);
     // The real probe: the fenced process tree must start at all.
     let me = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "dsh-allow".into());
     let json = serde_json::to_string(&req).expect("request serializes");

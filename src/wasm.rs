@@ -248,24 +248,24 @@ pub fn decide_in(command: &str, cwd: &str, context: &str, host: JsValue) -> Resu
 
 #[wasm_bindgen(js_name = parseRules)]
 pub fn parse_rules(text: &str) -> Result<JsValue, JsError> {
-    to_js(&crate::rules::parse_rules_file(text))
+    to_js(&crate::policy::rules::parse_rules_file(text))
 }
 
 #[wasm_bindgen(js_name = renderRules)]
 pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError> {
-    let rules: Vec<crate::rules::Rule> = from_js(rules, "rules")?;
-    let commands: Vec<crate::rules::CommandGrant> =
+    let rules: Vec<crate::policy::rules::Rule> = from_js(rules, "rules")?;
+    let commands: Vec<crate::policy::rules::CommandGrant> =
         if commands.is_undefined() { Vec::new() } else { from_js(commands, "commands")? };
-    Ok(crate::rules::render_rules_file(&rules, &commands))
+    Ok(crate::policy::rules::render_rules_file(&rules, &commands))
 }
 
 /// `compileProfile(request, host?)`: the fence plan and its Seatbelt text.
 #[wasm_bindgen(js_name = compileProfile)]
 pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsError> {
-    let request: crate::profile::ProfileRequest = from_js(request, "profile request")?;
+    let request: crate::fence::ProfileRequest = from_js(request, "profile request")?;
     let compile = |host: &dyn Host| {
-        let plan = crate::profile::compile(&request, host);
-        let sbpl = crate::profile::sbpl::render_for(&request, &plan, host);
+        let plan = crate::fence::compile(&request, host);
+        let sbpl = crate::fence::sbpl::render_for(&request, &plan, host);
         serde_json::json!({ "plan": plan, "sbpl": sbpl })
     };
     let compiled = match JsHost::for_value(&host)? {
@@ -303,7 +303,7 @@ pub fn fold_ledger_json(text: &str, options: &str) -> Result<String, JsError> {
 /// `explainDenials(stderr, cwd, home)`: kernel denials as guidance for the model.
 #[wasm_bindgen(js_name = explainDenials)]
 pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Result<JsValue, JsError> {
-    to_js(&crate::guidance::explain_denials(stderr, cwd, home))
+    to_js(&crate::fence::guidance::explain_denials(stderr, cwd, home))
 }
 
 /// `redact(command)`: secrets replaced before anything is written.
@@ -315,18 +315,18 @@ pub fn redact(text: &str) -> String {
 /// `resolveMode(events, explicit?, defaultMode)` per dsh-sandbox-policy.
 #[wasm_bindgen(js_name = resolveMode)]
 pub fn resolve_mode(events: JsValue, explicit: JsValue, default_mode: JsValue) -> Result<JsValue, JsError> {
-    let events: Vec<crate::mode::SessionEvent> = from_js(events, "events")?;
+    let events: Vec<crate::policy::mode::SessionEvent> = from_js(events, "events")?;
     let explicit: Option<crate::api::Mode> =
         if explicit.is_undefined() || explicit.is_null() { None } else { Some(from_js(explicit, "explicit mode")?) };
     let default_mode: crate::api::Mode = from_js(default_mode, "default mode")?;
-    to_js(&crate::mode::resolve_mode(&events, explicit, default_mode))
+    to_js(&crate::policy::mode::resolve_mode(&events, explicit, default_mode))
 }
 
 /// `commandGrantPrompt(commands)`: the model's prompt section for them.
 #[wasm_bindgen(js_name = commandGrantPrompt)]
 pub fn command_grant_prompt(commands: JsValue) -> Result<String, JsError> {
-    let commands: Vec<crate::rules::CommandGrant> = from_js(commands, "commands")?;
-    Ok(crate::command_grant::prompt_section(&commands))
+    let commands: Vec<crate::policy::rules::CommandGrant> = from_js(commands, "commands")?;
+    Ok(crate::policy::command_grant::prompt_section(&commands))
 }
 
 #[wasm_bindgen]
@@ -346,18 +346,18 @@ pub fn new_rule_id() -> Result<String, JsError> {
 /// when there is nothing it could allow.
 #[wasm_bindgen(js_name = buildReviewInput)]
 pub fn build_review_input(request: JsValue) -> Result<JsValue, JsError> {
-    let request: crate::review::ReviewRequest = from_js(request, "review request")?;
-    to_js(&crate::review::review_input(&request))
+    let request: crate::decide::review::ReviewRequest = from_js(request, "review request")?;
+    to_js(&crate::decide::review::review_input(&request))
 }
 
 /// `reviewSystemPrompt()`: the reviewer's fixed instructions.
 #[wasm_bindgen(js_name = reviewSystemPrompt)]
 pub fn review_system_prompt() -> String {
-    crate::review::SYSTEM_PROMPT.to_string()
+    crate::decide::review::SYSTEM_PROMPT.to_string()
 }
 
 /// `parseReviewAnswer(text) -> {verdict: 'ALLOW' | 'ASK', reason}`.
 #[wasm_bindgen(js_name = parseReviewAnswer)]
 pub fn parse_review_answer(text: &str) -> Result<JsValue, JsError> {
-    to_js(&crate::review::parse_answer(text))
+    to_js(&crate::decide::review::parse_answer(text))
 }

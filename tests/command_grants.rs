@@ -8,7 +8,7 @@ mod base;
 use dsh_allow::api::{DecideRequest, Outcome};
 use dsh_allow::decide::decide;
 use dsh_allow::host::FixtureHost;
-use dsh_allow::rules::parse_rules_file;
+use dsh_allow::policy::rules::parse_rules_file;
 
 fn host() -> FixtureHost {
     serde_json::from_value(serde_json::json!({
@@ -132,9 +132,9 @@ fn a_root_the_fence_cannot_carry_falls_back_to_the_prompt_and_says_so() {
 #[test]
 fn the_prompt_section_names_the_programs_and_the_shapes() {
     let load = parse_rules_file(LARK);
-    let s = dsh_allow::command_grant::prompt_section(&load.commands);
+    let s = dsh_allow::policy::command_grant::prompt_section(&load.commands);
     assert!(s.contains("`lark-cli`") && s.contains("tail -N") && s.contains("approval prompt"), "{s}");
-    assert_eq!(dsh_allow::command_grant::prompt_section(&[]), "");
+    assert_eq!(dsh_allow::policy::command_grant::prompt_section(&[]), "");
 }
 
 
@@ -152,7 +152,7 @@ fn two_grants_for_one_program_each_apply_where_they_say() {
         {"id": "g1", "name": "git in g1", "command": "git", "roots": ["/w/g1"], "access": {"delete": true}},
         {"id": "g2", "name": "git in g2", "command": "git", "roots": ["/w/g2"], "access": {"delete": true}}]}"#;
     let mut req = request("cd /w/g2 && git checkout -q main", file);
-    req.fence = dsh_allow::capability::Capability::ALL.to_vec();
+    req.fence = dsh_allow::policy::capability::Capability::ALL.to_vec();
     let d = decide(&req, &h);
     let grant = d.command_grant.as_ref().expect("a grant matched");
     assert!(grant.rules.iter().any(|r| r.path == "/w/g2"), "the second repository's grant was not carried: {grant:?}");

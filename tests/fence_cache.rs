@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use dsh_allow::fence_cache::{parse, render, Entry, Seen};
-use dsh_allow::runner::linux::Rules;
+use dsh_allow::fence::kept::{parse, render, Entry, Seen};
+use dsh_allow::fence::landlock::Rules;
 
 fn entry() -> Entry {
     let mut folders = BTreeMap::new();

@@ -215,10 +215,10 @@ fn the_kernel_agrees_with_the_core_on_ten_thousand_probes() {
 }
 
 fn differential(name: &str, probes: usize) {
-    use dsh_allow::capability::Capability;
+    use dsh_allow::policy::capability::Capability;
     use dsh_allow::fs_host::FsHost;
-    use dsh_allow::resolve::{Policy, PolicyInput, Spellings};
-    use dsh_allow::rules::Rule;
+    use dsh_allow::policy::resolve::{Policy, PolicyInput, Spellings};
+    use dsh_allow::policy::rules::Rule;
 
     let Some(t) = Tree::new(name) else { return };
     let dirs = ["ws", "ws/a", "ws/a/b", "outside", "outside/c", "home/d"];
@@ -309,7 +309,7 @@ fn differential(name: &str, probes: usize) {
 
 #[test]
 fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
-    use dsh_allow::runner::linux::prune;
+    use dsh_allow::fence::runner::linux::prune;
     use landlock::AccessFs;
     let rx = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
     let rw = AccessFs::ReadFile | AccessFs::WriteFile;
@@ -328,7 +328,7 @@ fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
 
 #[test]
 fn the_runner_makes_an_empty_git_folder_only_for_git_init_where_the_call_starts() {
-    use dsh_allow::runner::inits_here;
+    use dsh_allow::fence::runner::inits_here;
     for here in ["git init", "/bin/sh -c git init -q -b main", "git -c init.defaultBranch=main init && git add .", "git init --bare -q; git status"] {
         assert!(inits_here(here), "{here}");
     }

@@ -1,7 +1,7 @@
 //! The optional auto-reviewer's pure half (spec: 自动复核): what it is
 //! shown, its fixed instructions, and how every shape of answer is read.
 
-use dsh_allow::review::{self, ReviewAnswer, ReviewInput, ReviewRequest, Verdict, MAX_MESSAGE_CHARS, MAX_REASON_CHARS};
+use dsh_allow::decide::review::{self, ReviewAnswer, ReviewInput, ReviewRequest, Verdict, MAX_MESSAGE_CHARS, MAX_REASON_CHARS};
 use serde_json::{json, Value};
 
 fn said_by(kind: Value, text: &str) -> Value {

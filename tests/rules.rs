@@ -1,7 +1,7 @@
 //! The rules file: version 3 parses, older formats read as no rules and ask
 //! for a backup, malformed files are reported with the field at fault.
 
-use dsh_allow::rules::{parse_rules_file, render_rules_file};
+use dsh_allow::policy::rules::{parse_rules_file, render_rules_file};
 
 #[test]
 fn a_version_3_file_round_trips() {

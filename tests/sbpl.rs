@@ -4,11 +4,11 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use dsh_allow::api::{Mode, Platform};
-use dsh_allow::capability::Capability;
+use dsh_allow::policy::capability::Capability;
 use dsh_allow::host::FixtureHost;
-use dsh_allow::profile::sbpl::{operations, render_for, Sbpl};
-use dsh_allow::profile::{compile, Enforce, ProfileRequest};
-use dsh_allow::rules::Rule;
+use dsh_allow::fence::sbpl::{operations, render_for, Sbpl};
+use dsh_allow::fence::{compile, Enforce, ProfileRequest};
+use dsh_allow::policy::rules::Rule;
 
 fn host() -> FixtureHost {
     serde_json::from_value(serde_json::json!({
@@ -437,9 +437,9 @@ mod kernel {
 
     use super::{rule, seatbelt_required, SANDBOX_EXEC};
     use dsh_allow::fs_host::FsHost;
-    use dsh_allow::profile::sbpl::{render_for, Sbpl};
-    use dsh_allow::profile::{compile, Enforce, ProfileRequest};
-    use dsh_allow::rules::Rule;
+    use dsh_allow::fence::sbpl::{render_for, Sbpl};
+    use dsh_allow::fence::{compile, Enforce, ProfileRequest};
+    use dsh_allow::policy::rules::Rule;
 
     const SECRET: &str = "dsh-allow-seatbelt-secret";
 

@@ -6,12 +6,12 @@
 use std::collections::BTreeSet;
 
 use dsh_allow::api::*;
-use dsh_allow::capability::{Access, Capability};
+use dsh_allow::policy::capability::{Access, Capability};
 use dsh_allow::ledger::{FoldOptions, Folded, LedgerRow};
-use dsh_allow::profile::sbpl::Sbpl;
-use dsh_allow::profile::{Enforce, FenceGrant, FencePlan, ProfileRequest};
-use dsh_allow::rules::{CommandGrant, Rule, RulesLoad, Shape};
-use dsh_allow::review::{RequestedPermission, ReviewAnswer, ReviewInput, ReviewRequest};
+use dsh_allow::fence::sbpl::Sbpl;
+use dsh_allow::fence::{Enforce, FenceGrant, FencePlan, ProfileRequest};
+use dsh_allow::policy::rules::{CommandGrant, Rule, RulesLoad, Shape};
+use dsh_allow::decide::review::{RequestedPermission, ReviewAnswer, ReviewInput, ReviewRequest};
 use serde_json::{json, Value};
 use wit_parser::{Resolve, TypeDefKind};
 
@@ -104,7 +104,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         missing: vec![pc.clone()],
         unknown: vec![unknown.clone()],
         proposals: vec![proposal.clone()],
-        command_grant: Some(dsh_allow::command_grant::GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
+        command_grant: Some(GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
         fence_grants: vec![rule()],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), keep_backup: true, warnings: vec![] };
@@ -166,7 +166,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("folded", s(&folded)),
         ("fold-options", s(&fold)),
         ("session-event", json!({"type": "sandbox/mode", "data": {}})),
-        ("denial", s(&dsh_allow::guidance::Denial { path: "/w".into(), capability: Some(Capability::Delete), guidance: "g".into() })),
+        ("denial", s(&dsh_allow::fence::guidance::Denial { path: "/w".into(), capability: Some(Capability::Delete), guidance: "g".into() })),
         ("review-request", review_request()),
         ("requested-permission", s(&review_input().requested_permissions[0])),
         ("review-input", s(&review_input())),

@@ -16,7 +16,7 @@ pub fn request(command: &str) -> DecideRequest {
         grants: vec![],
         commands: vec![],
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
-        fence: dsh_allow::capability::Capability::ALL.to_vec(),
+        fence: dsh_allow::policy::capability::Capability::ALL.to_vec(),
         persistence: dsh_allow::api::Persistence::Shut,
     }
 }

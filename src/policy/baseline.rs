@@ -3,7 +3,7 @@
 //! (tier 4). Each reads like the spec's lists; README.md renders them.
 
 use crate::api::Platform;
-use crate::capability::Capability::{self, *};
+use crate::policy::capability::Capability::{self, *};
 
 /// Where a table entry is rooted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -791,7 +791,7 @@ impl WordBuilder {
         if self.mixed {
             return if may_expand { vec![Arg::Computed { text: self.text }] } else { vec![self.finish()] };
         }
-        match crate::braces::expand(&self.text) {
+        match crate::shell::braces::expand(&self.text) {
             Some(words) if words.len() == 1 => vec![self.finish()],
             Some(words) => words
                 .into_iter()

@@ -4,9 +4,9 @@
 //! arguments; nothing is inferred from how a name sounds. A program not in
 //! the table yields only the execute effect on its binary.
 
-use crate::capability::Capability::{self, *};
+use crate::policy::capability::Capability::{self, *};
 use crate::host::{Host, Landing, PathKind};
-use crate::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
+use crate::shell::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 use crate::paths;
 
 mod git_paths;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::capability::Capability;
+use crate::policy::capability::Capability;
 
 /// Landlock filesystem access rights by name (uapi `LANDLOCK_ACCESS_FS_*`).
 pub fn rights(cap: Capability) -> &'static [&'static str] {
@@ -24,6 +24,15 @@ pub fn never_granted(cap: Capability) -> &'static [&'static str] {
         Capability::Create => &["MAKE_CHAR", "MAKE_BLOCK"],
         _ => &[],
     }
+}
+
+/// A fence in the kernel's terms: the Landlock rights handled, and each
+/// rule's real path with the rights it grants (bits of `AccessFs`). The
+/// runner applies it; kept fences store it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    pub handled: u64,
+    pub rules: Vec<(String, u64)>,
 }
 
 /// Rights that make sense on a regular file (the rest apply to directories).

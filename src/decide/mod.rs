@@ -1,16 +1,21 @@
 //! A request → one decision: parse, derive effects, resolve each through the
 //! precedence, then allow / prompt / refuse with the narrowest proposals.
+//! What reads a decision afterwards lives here too: the terminal rendering
+//! ([`explain`]) and the auto-reviewer's request and answer ([`review`]).
+
+pub mod explain;
+pub mod review;
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::api::{DecideRequest, Decision, EffectVerdict, Mode, Outcome, PathCapability, Persistence, Proposal, Tier, Unknown};
-use crate::capability::{Access, Capability};
+use crate::policy::capability::{Access, Capability};
 use crate::effects::{self, Context, Unseen};
 use crate::host::{Host, Memo, PathKind};
-use crate::parse;
+use crate::shell::parse;
 use crate::paths;
-use crate::resolve::{Policy, PolicyInput, Resolution, Spellings, Why};
+use crate::policy::resolve::{Policy, PolicyInput, Resolution, Spellings, Why};
 
 /// What a prepared policy was built from, compared field by field (cheaper
 /// than serialising the inputs into a key on every call).
@@ -20,8 +25,8 @@ struct PolicyKey {
     home: String,
     workspace: String,
     harness_home: String,
-    rules: Vec<crate::rules::Rule>,
-    grants: Vec<crate::rules::Rule>,
+    rules: Vec<crate::policy::rules::Rule>,
+    grants: Vec<crate::policy::rules::Rule>,
     protected_files: Vec<String>,
 }
 
@@ -192,22 +197,22 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     // Not for a line that sets configuration naming a command: that asks
     // every time, whatever program it runs.
     if !req.commands.is_empty() && !analysis.configures_code {
-        let input = crate::command_grant::MatchInput {
+        let input = crate::policy::command_grant::MatchInput {
             command: &req.command,
             cwd: &cwd,
             workspace: &req.workspace,
             home: &home,
             platform: req.platform,
         };
-        match crate::command_grant::find(&req.commands, &input, host) {
+        match crate::policy::command_grant::find(&req.commands, &input, host) {
             Ok(m) => {
                 with_roots = req.clone();
                 with_roots.grants.extend(m.rules.iter().cloned());
                 req = &with_roots;
                 command_grant = Some(m);
             }
-            Err(why) if why.starts_with(crate::command_grant::CANNOT_CARRY) => {
-                grant_note = Some(why.trim_start_matches(crate::command_grant::CANNOT_CARRY).trim_start_matches(": ").to_string())
+            Err(why) if why.starts_with(crate::policy::command_grant::CANNOT_CARRY) => {
+                grant_note = Some(why.trim_start_matches(crate::policy::command_grant::CANNOT_CARRY).trim_start_matches(": ").to_string())
             }
             Err(_) => {}
         }
@@ -432,18 +437,18 @@ fn bound_in(
 /// text does not show (an interpreter, a script, a program not in the
 /// table, configuration given with `-c`), so hidden code never holds delete
 /// over the history.
-fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> Vec<crate::rules::Rule> {
+fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> Vec<crate::policy::rules::Rule> {
     let hidden = analysis.unseen.iter().any(|u| matches!(u, Unseen::Opaque { .. } | Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. }));
     if req.mode != Mode::WorkspaceWrite || !analysis.runs_git || analysis.runs_code || hidden {
         return Vec::new();
     }
-    let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::baseline::REPOSITORY));
+    let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::policy::baseline::REPOSITORY));
     // The workspace's own folder: a `.git` swapped for a link leads elsewhere.
     let ws_real = host.canonical_root(&paths::normalize(&req.workspace));
-    if host.canonical(&repo) != paths::normalize(&format!("{ws_real}/{}", crate::baseline::REPOSITORY)) {
+    if host.canonical(&repo) != paths::normalize(&format!("{ws_real}/{}", crate::policy::baseline::REPOSITORY)) {
         return Vec::new();
     }
-    vec![crate::rules::Rule { id: String::new(), path: repo, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() }]
+    vec![crate::policy::rules::Rule { id: String::new(), path: repo, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() }]
 }
 
 /// The folder holding the nearest `.git` at or above `dir`, if any.

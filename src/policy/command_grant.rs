@@ -8,14 +8,14 @@
 //! (`tail`/`head`/`wc` with numeric or fixed flags), redirections that open
 //! no path — optionally after one leading `cd <dir> &&`.
 
-use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
-use crate::baseline;
-use crate::capability::{Access, Capability};
+use crate::policy::baseline;
+use crate::policy::capability::{Access, Capability};
 use crate::host::{Host, PathKind};
 use crate::paths;
-use crate::rules::{CommandGrant, Rule, Shape};
+use crate::api::GrantMatch;
+use crate::policy::rules::{CommandGrant, Rule, Shape};
 
 /// Longer command lines are never matched.
 pub const MAX_MATCH_BYTES: usize = 8 * 1024;
@@ -23,15 +23,6 @@ pub const MAX_MATCH_BYTES: usize = 8 * 1024;
 /// Marks the one "matched but not applied" answer of [`find`].
 pub const CANNOT_CARRY: &str = "not carried";
 
-/// A command grant that matched this call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrantMatch {
-    pub id: String,
-    pub name: String,
-    /// The roots as one-shot grants of this call (decision and profile).
-    pub rules: Vec<Rule>,
-}
 
 pub struct MatchInput<'a> {
     pub command: &'a str,

@@ -4,9 +4,19 @@
 //! per capability, the roots the kernel opens, each with the paths inside it
 //! that must stay shut (Landlock only grants, so a shut path inside an open
 //! root is compiled around by the runner). [`sbpl`] renders the plan for
-//! Seatbelt, [`landlock`] maps it to Landlock access rights.
+//! Seatbelt, [`landlock`] maps it to Landlock access rights; on Linux the
+//! [`runner`] applies it (reusing [`kept`] fences, shutting a repository's
+//! [`persistence`] surfaces first), and [`guidance`] reads what the kernel
+//! then denied.
 
+pub mod guidance;
+#[cfg(target_os = "linux")]
+pub mod kept;
 pub mod landlock;
+#[cfg(target_os = "linux")]
+pub mod persistence;
+#[cfg(unix)]
+pub mod runner;
 pub mod sbpl;
 
 use std::collections::BTreeMap;
@@ -14,12 +24,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::api::{Mode, Persistence, Platform};
-use crate::baseline;
-use crate::capability::Capability;
+use crate::policy::baseline;
+use crate::policy::capability::Capability;
 use crate::host::{Host, Memo, PathKind};
 use crate::paths;
-use crate::resolve::{Policy, PolicyInput, Spellings};
-use crate::rules::Rule;
+use crate::policy::resolve::{Policy, PolicyInput, Spellings};
+use crate::policy::rules::Rule;
 
 /// How much of the policy the kernel carries (the spec's 层级 table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,8 +14,8 @@
 
 use std::path::Path;
 
-use crate::capability::Capability;
-use crate::profile::ProfileRequest;
+use crate::policy::capability::Capability;
+use crate::fence::ProfileRequest;
 
 /// The surfaces to shut for this call: those of the workspace's repository
 /// and of the repository the command starts in, when they exist.
@@ -46,7 +46,7 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         if !Path::new(&hooks).exists() {
             let _ = std::fs::create_dir(&hooks);
         }
-        for rel in crate::baseline::REPOSITORY_SURFACES {
+        for rel in crate::policy::baseline::REPOSITORY_SURFACES {
             let p = format!("{root}/{rel}");
             if Path::new(&p).exists() && !req.names(&p) {
                 out.push(p);

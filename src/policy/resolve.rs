@@ -6,11 +6,11 @@
 //! paths; both the written and the real spelling are tried.
 
 use crate::api::{Mode, Platform, Tier};
-use crate::baseline::{self, Root};
-use crate::capability::{Access, Capability};
+use crate::policy::baseline::{self, Root};
+use crate::policy::capability::{Access, Capability};
 use crate::host::Host;
 use crate::paths;
-use crate::rules::Rule;
+use crate::policy::rules::Rule;
 
 /// A root in both spellings (as written, and with symlinked ancestors resolved).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Enforce, FencePlan};
-use crate::baseline;
-use crate::capability::Capability;
+use crate::policy::baseline;
+use crate::policy::capability::Capability;
 use crate::paths;
 
 const FIXED: &str = include_str!("seatbelt-base.sbpl");

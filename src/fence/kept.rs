@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::paths;
-use crate::profile::ProfileRequest;
-use crate::runner::linux::Rules;
+use crate::fence::ProfileRequest;
+use crate::fence::landlock::Rules;
 
 const HEADER: &str = "dsh-allow fence 1";
 /// Fences kept at once (one file each, by the hash of their key): sessions

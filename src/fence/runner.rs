@@ -7,7 +7,7 @@
 
 
 use crate::fs_host::FsHost;
-use crate::profile::{self, FencePlan, ProfileRequest};
+use crate::fence::{self, FencePlan, ProfileRequest};
 
 /// The runner itself failed (bad profile, ruleset not applied): nothing ran.
 pub const EXIT_FAILED: u8 = 125;
@@ -36,7 +36,7 @@ pub fn main(args: &[String]) -> u8 {
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
-            let cache = match option(opts, "--fence-cache").map(|d| crate::fence_cache::Cache::new(&d, &req)).transpose() {
+            let cache = match option(opts, "--fence-cache").map(|d| crate::fence::kept::Cache::new(&d, &req)).transpose() {
                 Ok(c) => c,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
@@ -51,8 +51,8 @@ pub fn main(args: &[String]) -> u8 {
             // Before Landlock: once it applies, no mount may change.
             let shut = if req.persistence == crate::api::Persistence::Shut {
                 let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| req.workspace.clone());
-                let surfaces = crate::persistence::surfaces(&req, &cwd);
-                if let Err(e) = crate::persistence::shut(&surfaces) {
+                let surfaces = crate::fence::persistence::surfaces(&req, &cwd);
+                if let Err(e) = crate::fence::persistence::shut(&surfaces) {
                     return fail(EXIT_FAILED, &format!("{e}; nothing was run"));
                 }
                 format!("shut ({} surfaces)", surfaces.len())
@@ -80,8 +80,8 @@ pub fn main(args: &[String]) -> u8 {
 /// was compiled from has changed, else compiled now (and kept when it can
 /// be). The second value says which, for `--report-fence`.
 #[cfg(target_os = "linux")]
-fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence_cache::Cache>) -> Result<(linux::Rules, String), String> {
-    use crate::fence_cache::{key, Outcome};
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence::kept::Cache>) -> Result<(linux::Rules, String), String> {
+    use crate::fence::kept::{key, Outcome};
     let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(rules) = cache.reuse(key) {
@@ -90,7 +90,7 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence_cache::Cach
     }
     let began = std::time::SystemTime::now();
     let host = FsHost::from_env();
-    let plan = profile::compile(req, &host);
+    let plan = fence::compile(req, &host);
     let mut looked_in = host.looked_in();
     let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
     looked_in.extend(host.looked_in());
@@ -120,7 +120,7 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
         return;
     }
     let ws = std::path::Path::new(&req.workspace);
-    for (marker, folder) in crate::baseline::PREPARE {
+    for (marker, folder) in crate::policy::baseline::PREPARE {
         if ws.join(marker).is_file() && !ws.join(folder).exists() {
             let _ = std::fs::create_dir(ws.join(folder));
         }
@@ -138,11 +138,11 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     // grant needs the folder to exist before the fence goes up.
     // (The workspace's own `.git`, which every git line of its own carries,
     // is made only for `git init`, above: an empty one breaks git.)
-    let own = format!("{}/{}", crate::paths::normalize(&req.workspace), crate::baseline::REPOSITORY);
+    let own = format!("{}/{}", crate::paths::normalize(&req.workspace), crate::policy::baseline::REPOSITORY);
     for g in &req.grants {
         let p = std::path::Path::new(&g.path);
         let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace && g.path != own;
-        if inside && p.file_name().is_some_and(|n| n == ".git") && g.access.grants(crate::capability::Capability::Delete) && !p.exists() {
+        if inside && p.file_name().is_some_and(|n| n == ".git") && g.access.grants(crate::policy::capability::Capability::Delete) && !p.exists() {
             let _ = std::fs::create_dir_all(p);
         }
     }
@@ -251,19 +251,12 @@ pub mod linux {
 
     use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus};
 
-    /// A fence in the kernel's terms: the Landlock rights handled, and each
-    /// rule's real path with the rights it grants (bits of `AccessFs`).
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct Rules {
-        pub handled: u64,
-        pub rules: Vec<(String, u64)>,
-    }
-
     use super::{EXIT_FAILED, EXIT_UNAVAILABLE};
-    use crate::capability::Capability;
+    pub use crate::fence::landlock::Rules;
+    use crate::policy::capability::Capability;
     use crate::host::{Host, PathKind};
-    use crate::profile::landlock::{never_granted, rights, since_abi, FILE_RIGHTS};
-    use crate::profile::FencePlan;
+    use crate::fence::landlock::{never_granted, rights, since_abi, FILE_RIGHTS};
+    use crate::fence::FencePlan;
 
     /// Compiling around shut paths lists folders; past this many rules the
     /// profile is refused rather than silently trimmed.
@@ -527,16 +520,16 @@ pub fn status(plan: &FencePlan) -> serde_json::Value {
     #[cfg(not(target_os = "linux"))]
     let abi = 0;
     let mut caps = serde_json::Map::new();
-    for c in crate::capability::Capability::ALL {
+    for c in crate::policy::capability::Capability::ALL {
         let (cov, why) = if plan.handled.contains(&c) {
-            profile::landlock::coverage(c, abi)
+            fence::landlock::coverage(c, abi)
         } else {
-            (profile::landlock::Coverage::Off, "not fenced at this tier")
+            (fence::landlock::Coverage::Off, "not fenced at this tier")
         };
         caps.insert(c.as_str().into(), serde_json::json!({ "coverage": cov, "why": why }));
     }
     #[cfg(target_os = "linux")]
-    let persistence = match crate::persistence::available() {
+    let persistence = match crate::fence::persistence::available() {
         Ok(()) => serde_json::json!({ "state": "shut", "why": "hooks, git config and .gitmodules are read-only bind mounts in the runner's own mount namespace" }),
         Err(e) => serde_json::json!({ "state": "open", "why": e }),
     };

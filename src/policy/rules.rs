@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::capability::{Access, Capability};
+use crate::policy::capability::{Access, Capability};
 
 pub const RULES_VERSION: u64 = 3;
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::Capability;
+use crate::policy::capability::Capability;
 use crate::paths;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::api::PathCapability;
-use crate::capability::Capability;
-use crate::mode::SessionEvent;
+use crate::policy::capability::Capability;
+use crate::policy::mode::SessionEvent;
 
 /// The fixed system prompt. It is data, kept in a text file of its own.
 pub const SYSTEM_PROMPT: &str = include_str!("review-prompt.txt");

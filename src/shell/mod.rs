@@ -1,0 +1,8 @@
+//! Command text → the commands a shell would run: tree-sitter-bash's parse
+//! walked into simple commands with their working directories, words and
+//! redirections ([`parse`]), braces expanded as bash does ([`braces`]).
+//! Knows nothing of files' capabilities; asks the host only where a path
+//! leads.
+
+pub mod braces;
+pub mod parse;
