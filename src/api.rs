@@ -6,35 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::policy::capability::{Access, Capability};
+pub use crate::policy::command_grant::GrantMatch;
+pub use crate::policy::{Mode, Platform, Tier};
 use crate::policy::rules::{CommandGrant, Rule};
-
-/// Which kernel and which platform tables apply. macOS policy is computable on
-/// Linux so the spec's `/Users/me/project` examples can be tested anywhere.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    Macos,
-    Linux,
-}
-
-/// The host's sandbox mode (`@deepseek-ai/dsh-sandbox`'s vocabulary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    ReadOnly,
-    WorkspaceWrite,
-    DangerFullAccess,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::ReadOnly => "read-only",
-            Mode::WorkspaceWrite => "workspace-write",
-            Mode::DangerFullAccess => "danger-full-access",
-        }
-    }
-}
 
 /// One call to `decide`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,17 +54,6 @@ pub enum Outcome {
     Allow,
     Prompt,
     Refuse,
-}
-
-/// Which precedence tier spoke for an effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tier {
-    Protected,
-    Rule,
-    Grant,
-    Baseline,
-    Default,
 }
 
 /// One (path, capability) the command needs and how it resolved.
@@ -161,12 +124,4 @@ pub struct Decision {
     pub fence_grants: Vec<Rule>,
 }
 
-/// A command grant that matched this call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrantMatch {
-    pub id: String,
-    pub name: String,
-    /// The roots as one-shot grants of this call (decision and profile).
-    pub rules: Vec<Rule>,
-}
+

@@ -16,7 +16,7 @@ pub fn main() -> u8 {
     match args.first().map(String::as_str) {
         Some("decide") => cmd_decide(),
         Some("explain") => cmd_explain(&args[1..]),
-        Some("run") => crate::fence::runner::main(&args[1..]),
+        Some("run") => crate::runner::main(&args[1..]),
         Some("profile") => cmd_profile(&args[1..]),
         Some("status") => cmd_status(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
@@ -135,7 +135,7 @@ fn cmd_explain(args: &[String]) -> u8 {
 }
 
 fn cmd_profile(args: &[String]) -> u8 {
-    let req = match crate::fence::runner::read_request(args) {
+    let req = match crate::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
@@ -151,7 +151,7 @@ fn cmd_profile(args: &[String]) -> u8 {
             }
         }
         #[cfg(target_os = "linux")]
-        Some("landlock") => match crate::fence::runner::linux::expand(&plan) {
+        Some("landlock") => match crate::runner::linux::expand(&plan) {
             Ok(rules) => {
                 for (path, caps) in rules {
                     let names: Vec<&str> = caps.iter().flat_map(|c| crate::fence::landlock::rights(*c).iter().copied()).collect();
@@ -167,12 +167,12 @@ fn cmd_profile(args: &[String]) -> u8 {
 }
 
 fn cmd_status(args: &[String]) -> u8 {
-    let req = match crate::fence::runner::read_request(args) {
+    let req = match crate::runner::read_request(args) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
     let plan = crate::fence::compile(&req, &FsHost::from_env());
-    let mut status = crate::fence::runner::status(&plan);
+    let mut status = crate::runner::status(&plan);
     // The real probe: the fenced process tree must start at all.
     let me = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "dsh-allow".into());
     let json = serde_json::to_string(&req).expect("request serializes");

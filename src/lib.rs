@@ -6,14 +6,14 @@
 //! - command text → [`shell`] (parsed commands) → [`effects`] (path,
 //!   capability) → [`policy`] (which tier speaks) → [`decide`] (allow /
 //!   prompt / refuse, and what is missing);
-//! - rules → [`fence`] (the plan, Landlock rules, Seatbelt SBPL, the Linux
-//!   runner that applies them);
+//! - rules → [`fence`] (the plan, Landlock rules, Seatbelt SBPL), applied
+//!   on Linux by the [`runner`];
 //! - ledger lines → [`ledger`] rows.
 //!
 //! [`api`] holds the request and answer types every adapter shares;
 //! [`paths`] and [`host`] are the ground everything stands on. Nothing here
 //! touches the file system, a clock or randomness except the adapters at
-//! the edge ([`cli`], [`fs_host`], the wasm bindings, the runner); the
+//! the edge ([`cli`], [`fs_host`], [`runner`], the wasm bindings); the
 //! world comes in through [`host::Host`].
 
 pub mod api;
@@ -30,5 +30,7 @@ pub mod shell;
 pub mod cli;
 #[cfg(unix)]
 pub mod fs_host;
+#[cfg(unix)]
+pub mod runner;
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -289,7 +289,8 @@ pub fn fold_ledger(text: &str, options: JsValue) -> Result<JsValue, JsError> {
 }
 
 /// `foldLedgerJson(text, optionsJson) -> foldedJson`: the same fold with JSON
-/// text out, cheaper than building the JS objects field by field.
+/// text out, cheaper than building the JS objects field by field (and the
+/// rows' lists passed through as the ledger wrote them).
 #[wasm_bindgen(js_name = foldLedgerJson)]
 pub fn fold_ledger_json(text: &str, options: &str) -> Result<String, JsError> {
     let options: crate::ledger::FoldOptions = if options.trim().is_empty() {
@@ -297,7 +298,7 @@ pub fn fold_ledger_json(text: &str, options: &str) -> Result<String, JsError> {
     } else {
         serde_json::from_str(options).map_err(|e| JsError::new(&format!("fold options: {e}")))?
     };
-    Ok(serde_json::to_string(&crate::ledger::fold(text, &options)).expect("rows serialize"))
+    Ok(crate::ledger::fold_json(text, &options))
 }
 
 /// `explainDenials(stderr, cwd, home)`: kernel denials as guidance for the model.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use dsh_allow::fence::kept::{parse, render, Entry, Seen};
+use dsh_allow::runner::kept::{parse, render, Entry, Seen};
 use dsh_allow::fence::landlock::Rules;
 
 fn entry() -> Entry {

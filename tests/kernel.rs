@@ -309,7 +309,7 @@ fn differential(name: &str, probes: usize) {
 
 #[test]
 fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
-    use dsh_allow::fence::runner::linux::prune;
+    use dsh_allow::runner::linux::prune;
     use landlock::AccessFs;
     let rx = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
     let rw = AccessFs::ReadFile | AccessFs::WriteFile;
@@ -328,7 +328,7 @@ fn rules_that_add_nothing_to_an_outer_rule_are_not_sent_to_the_kernel() {
 
 #[test]
 fn the_runner_makes_an_empty_git_folder_only_for_git_init_where_the_call_starts() {
-    use dsh_allow::fence::runner::inits_here;
+    use dsh_allow::runner::inits_here;
     for here in ["git init", "/bin/sh -c git init -q -b main", "git -c init.defaultBranch=main init && git add .", "git init --bare -q; git status"] {
         assert!(inits_here(here), "{here}");
     }

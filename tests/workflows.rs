@@ -326,7 +326,7 @@ struct Tree {
 
 impl Tree {
     fn new(name: &str) -> Option<Tree> {
-        if dsh_allow::fence::runner::landlock_abi() == 0 {
+        if dsh_allow::runner::landlock_abi() == 0 {
             assert!(std::env::var("DSH_ALLOW_REQUIRE_LANDLOCK").is_err(), "Landlock is required but this kernel has none");
             eprintln!("SKIP {name}: this kernel has no Landlock; the workflow suite cannot run here");
             return None;

@@ -4,19 +4,12 @@
 //! per capability, the roots the kernel opens, each with the paths inside it
 //! that must stay shut (Landlock only grants, so a shut path inside an open
 //! root is compiled around by the runner). [`sbpl`] renders the plan for
-//! Seatbelt, [`landlock`] maps it to Landlock access rights; on Linux the
-//! [`runner`] applies it (reusing [`kept`] fences, shutting a repository's
-//! [`persistence`] surfaces first), and [`guidance`] reads what the kernel
-//! then denied.
+//! Seatbelt, [`landlock`] maps it to Landlock access rights, and
+//! [`guidance`] reads what the kernel then denied. Pure: applying a fence
+//! is the runner's (`crate::runner`, an adapter).
 
 pub mod guidance;
-#[cfg(target_os = "linux")]
-pub mod kept;
 pub mod landlock;
-#[cfg(target_os = "linux")]
-pub mod persistence;
-#[cfg(unix)]
-pub mod runner;
 pub mod sbpl;
 
 use std::collections::BTreeMap;

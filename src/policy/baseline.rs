@@ -2,7 +2,7 @@
 //! baseline (tier 3) and the credential stores that stay refused by default
 //! (tier 4). Each reads like the spec's lists; README.md renders them.
 
-use crate::api::Platform;
+use crate::policy::Platform;
 use crate::policy::capability::Capability::{self, *};
 
 /// Where a table entry is rooted.

@@ -8,14 +8,24 @@
 //! (`tail`/`head`/`wc` with numeric or fixed flags), redirections that open
 //! no path — optionally after one leading `cd <dir> &&`.
 
+use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 use crate::policy::baseline;
 use crate::policy::capability::{Access, Capability};
 use crate::host::{Host, PathKind};
 use crate::paths;
-use crate::api::GrantMatch;
 use crate::policy::rules::{CommandGrant, Rule, Shape};
+
+/// A command grant that matched this call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantMatch {
+    pub id: String,
+    pub name: String,
+    /// The roots as one-shot grants of this call (decision and profile).
+    pub rules: Vec<Rule>,
+}
 
 /// Longer command lines are never matched.
 pub const MAX_MATCH_BYTES: usize = 8 * 1024;
@@ -29,7 +39,7 @@ pub struct MatchInput<'a> {
     pub cwd: &'a str,
     pub workspace: &'a str,
     pub home: &'a str,
-    pub platform: crate::api::Platform,
+    pub platform: crate::policy::Platform,
 }
 
 /// Every grant that matches, their roots together (two grants for git, one

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::Mode;
+use crate::policy::Mode;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SessionEvent {

@@ -5,7 +5,7 @@
 //! specific path winning inside a tier. Paths compare as canonical absolute
 //! paths; both the written and the real spelling are tried.
 
-use crate::api::{Mode, Platform, Tier};
+use crate::policy::{Mode, Platform, Tier};
 use crate::policy::baseline::{self, Root};
 use crate::policy::capability::{Access, Capability};
 use crate::host::Host;

@@ -4,6 +4,15 @@
 //! into a Landlock ruleset (compiling around the paths that must stay shut),
 //! set no_new_privs, restrict, exec. If the ruleset cannot be applied,
 //! nothing of the command runs.
+//!
+//! The Linux runner is an adapter: it reads the real file system, keeps
+//! compiled fences ([`kept`]), shuts a repository's persistence surfaces in
+//! a mount namespace of its own ([`persistence`]), then execs.
+
+#[cfg(target_os = "linux")]
+pub mod kept;
+#[cfg(target_os = "linux")]
+pub mod persistence;
 
 
 use crate::fs_host::FsHost;
@@ -36,7 +45,7 @@ pub fn main(args: &[String]) -> u8 {
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
-            let cache = match option(opts, "--fence-cache").map(|d| crate::fence::kept::Cache::new(&d, &req)).transpose() {
+            let cache = match option(opts, "--fence-cache").map(|d| crate::runner::kept::Cache::new(&d, &req)).transpose() {
                 Ok(c) => c,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
@@ -51,8 +60,8 @@ pub fn main(args: &[String]) -> u8 {
             // Before Landlock: once it applies, no mount may change.
             let shut = if req.persistence == crate::api::Persistence::Shut {
                 let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| req.workspace.clone());
-                let surfaces = crate::fence::persistence::surfaces(&req, &cwd);
-                if let Err(e) = crate::fence::persistence::shut(&surfaces) {
+                let surfaces = crate::runner::persistence::surfaces(&req, &cwd);
+                if let Err(e) = crate::runner::persistence::shut(&surfaces) {
                     return fail(EXIT_FAILED, &format!("{e}; nothing was run"));
                 }
                 format!("shut ({} surfaces)", surfaces.len())
@@ -80,8 +89,8 @@ pub fn main(args: &[String]) -> u8 {
 /// was compiled from has changed, else compiled now (and kept when it can
 /// be). The second value says which, for `--report-fence`.
 #[cfg(target_os = "linux")]
-fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::fence::kept::Cache>) -> Result<(linux::Rules, String), String> {
-    use crate::fence::kept::{key, Outcome};
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(linux::Rules, String), String> {
+    use crate::runner::kept::{key, Outcome};
     let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
         if let Some(rules) = cache.reuse(key) {
@@ -529,7 +538,7 @@ pub fn status(plan: &FencePlan) -> serde_json::Value {
         caps.insert(c.as_str().into(), serde_json::json!({ "coverage": cov, "why": why }));
     }
     #[cfg(target_os = "linux")]
-    let persistence = match crate::fence::persistence::available() {
+    let persistence = match crate::runner::persistence::available() {
         Ok(()) => serde_json::json!({ "state": "shut", "why": "hooks, git config and .gitmodules are read-only bind mounts in the runner's own mount namespace" }),
         Err(e) => serde_json::json!({ "state": "open", "why": e }),
     };
