@@ -188,97 +188,129 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         Ok(items) => items,
         Err(e) => return refuse_unreadable(e.0),
     };
-    let analysis = effects::analyse(&items, &Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host }, 0);
-    // A command grant adds its roots to this call's one-shot grants.
-    let mut grant_note = None;
-    let mut command_grant = None;
-    let mut with_roots;
-    let mut req = req;
-    // Not for a line that sets configuration naming a command: that asks
-    // every time, whatever program it runs.
-    if !req.commands.is_empty() && !analysis.configures_code {
-        let input = crate::policy::command_grant::MatchInput {
-            command: &req.command,
-            cwd: &cwd,
-            workspace: &req.workspace,
-            home: &home,
-            platform: req.platform,
-        };
-        match crate::policy::command_grant::find(&req.commands, &input, host) {
-            Ok(m) => {
-                with_roots = req.clone();
-                with_roots.grants.extend(m.rules.iter().cloned());
-                req = &with_roots;
-                command_grant = Some(m);
-            }
-            Err(why) if why.starts_with(crate::policy::command_grant::CANNOT_CARRY) => {
-                grant_note = Some(why.trim_start_matches(crate::policy::command_grant::CANNOT_CARRY).trim_start_matches(": ").to_string())
-            }
-            Err(_) => {}
-        }
-    }
+    let cx = Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host };
+    let analysis = effects::analyse(&items, &cx, 0);
+    let (with_roots, grant) = command_grant(req, &analysis, &cwd, &home, host);
+    let req = with_roots.as_ref().unwrap_or(req);
     let policy = prepared_policy(req, &home, host);
     let fence_grants = repository_grants(req, &analysis, host);
+    let mut judged = judge_effects(&analysis, &policy, host);
+    let unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged);
+    conclude(req, &home, grant, judged, unseen, fence_grants, host)
+}
 
-    let mut verdicts = Vec::new();
-    let mut why_refused = None;
-    let mut persistence_note: Option<String> = None;
-    let mut last_grant = None;
-    let mut linked = Vec::new();
+/// A matched command grant, or why one matched but could not be carried.
+struct GrantOutcome {
+    matched: Option<crate::api::GrantMatch>,
+    note: Option<String>,
+}
+
+/// A command grant adds its roots to this call's one-shot grants. Not for a
+/// line that sets configuration naming a command: that asks every time,
+/// whatever program it runs. With a match, the request with those grants.
+fn command_grant(req: &DecideRequest, analysis: &effects::Analysis, cwd: &str, home: &str, host: &dyn Host) -> (Option<DecideRequest>, GrantOutcome) {
+    let mut out = GrantOutcome { matched: None, note: None };
+    if req.commands.is_empty() || analysis.configures_code {
+        return (None, out);
+    }
+    let input = crate::policy::command_grant::MatchInput { command: &req.command, cwd, workspace: &req.workspace, home, platform: req.platform };
+    match crate::policy::command_grant::find(&req.commands, &input, host) {
+        Ok(m) => {
+            let mut with_roots = req.clone();
+            with_roots.grants.extend(m.rules.iter().cloned());
+            out.matched = Some(m);
+            return (Some(with_roots), out);
+        }
+        Err(why) if why.starts_with(crate::policy::command_grant::CANNOT_CARRY) => {
+            out.note = Some(why.trim_start_matches(crate::policy::command_grant::CANNOT_CARRY).trim_start_matches(": ").to_string())
+        }
+        Err(_) => {}
+    }
+    (None, out)
+}
+
+/// The visible effects, each through the precedence.
+struct Judged {
+    verdicts: Vec<EffectVerdict>,
+    /// The first refusal: (path, capability, why).
+    why_refused: Option<(String, Capability, Why)>,
+    persistence_note: Option<String>,
+    last_grant: Option<Why>,
+    /// Effects through a process's link in /proc: judged as unseen.
+    linked: Vec<Unseen>,
+}
+
+fn judge_effects(analysis: &effects::Analysis, policy: &Policy, host: &dyn Host) -> Judged {
+    let mut j = Judged { verdicts: Vec::new(), why_refused: None, persistence_note: None, last_grant: None, linked: Vec::new() };
     for e in &analysis.effects {
         let spellings = Spellings::of(&e.path, host);
         if spellings.0.iter().any(|s| paths::through_process_link(s)) {
-            linked.push(Unseen::ProcessLink { capability: e.capability, path: e.path.clone() });
+            j.linked.push(Unseen::ProcessLink { capability: e.capability, path: e.path.clone() });
             continue;
         }
         let r = policy.resolve(&spellings, e.capability);
-        if r.refused && why_refused.is_none() {
-            why_refused = Some((e.path.clone(), e.capability, r.why.clone()));
+        if r.refused && j.why_refused.is_none() {
+            j.why_refused = Some((e.path.clone(), e.capability, r.why.clone()));
         }
-        if let (Why::Persistence(surface), None) = (&r.why, &persistence_note) {
-            persistence_note = Some(format!(
+        if let (Why::Persistence(surface), None) = (&r.why, &j.persistence_note) {
+            j.persistence_note = Some(format!(
                 "{surface} decides what runs later, outside any fence: only a rule naming it opens it"
             ));
         }
         if r.granted {
-            last_grant = Some(r.why.clone());
+            j.last_grant = Some(r.why.clone());
         }
-        verdicts.push(verdict(&e.path, e.capability, &r));
+        j.verdicts.push(verdict(&e.path, e.capability, &r));
     }
+    j
+}
 
+/// What the text could not show, each bounded (by the fence, the working
+/// directory's grants) or not.
+#[derive(Default)]
+struct UnseenJudged {
+    unknown: Vec<Unknown>,
+    /// (folder, capability) to ask for.
+    unbounded: Vec<(String, Capability)>,
+    /// (folder, capability, program): asked for as a grant to that program.
+    program_needs: Vec<(String, Capability, String)>,
+    /// A prompt with nothing a rule could name (a /proc link, a program not on PATH).
+    link_prompt: Option<String>,
+    /// Handed outside the process tree: asked every time.
+    escape: Option<String>,
+}
+
+fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, cwd: &str, host: &dyn Host, judged: &mut Judged) -> UnseenJudged {
     let fence_has = |c: Capability| req.mode == Mode::DangerFullAccess || req.fence.contains(&c);
-    let mut unknown = Vec::new();
-    let mut unbounded: Vec<(String, Capability)> = Vec::new();
-    let mut program_needs: Vec<(String, Capability, String)> = Vec::new();
-    let mut link_prompt = None;
-    let mut escape: Option<String> = None;
-    for u in analysis.unseen.iter().chain(&linked) {
+    let mut out = UnseenJudged::default();
+    let why_refused = &mut judged.why_refused;
+    for u in analysis.unseen.iter().chain(&judged.linked) {
         match u {
             Unseen::ProcessLink { capability, path } => {
                 // Not bounded by a grant on the cwd: the link may lead anywhere.
                 let bounded = fence_has(*capability);
                 let reason = format!("`{path}` goes through a process's link in /proc, which leads wherever that process points when it runs");
-                if !bounded && link_prompt.is_none() {
-                    link_prompt = Some(format!("{} {path}: only the kernel fence can bound where it leads, and it does not cover {} now", capability.as_str(), capability.as_str()));
+                if !bounded && out.link_prompt.is_none() {
+                    out.link_prompt = Some(format!("{} {path}: only the kernel fence can bound where it leads, and it does not cover {} now", capability.as_str(), capability.as_str()));
                 }
                 let u = Unknown { capability: Some(*capability), reason, bounded };
-                if !unknown.contains(&u) {
-                    unknown.push(u);
+                if !out.unknown.contains(&u) {
+                    out.unknown.push(u);
                 }
             }
             Unseen::Computed { capability, scope, reason } => {
-                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, false);
-                unbounded.extend(open.into_iter().map(|dir| (dir, *capability)));
-                unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
+                let (bounded, open) = bound_in(policy, scope, cwd, *capability, fence_has(*capability), host, why_refused, false);
+                out.unbounded.extend(open.into_iter().map(|dir| (dir, *capability)));
+                out.unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
             Unseen::Opaque { reason } => {
                 let fenced = Capability::ALL.iter().all(|&c| fence_has(c));
-                let cwd_grants_all = Capability::ALL.iter().all(|&c| policy.resolve(&Spellings::of(&cwd, host), c).granted);
+                let cwd_grants_all = Capability::ALL.iter().all(|&c| policy.resolve(&Spellings::of(cwd, host), c).granted);
                 // Hooks and git config the kernel leaves writable would let
                 // hidden code plant what git runs later, outside the fence.
                 let hooks_open = req.mode != Mode::DangerFullAccess
                     && req.persistence != Persistence::Shut
-                    && repository_of(&cwd, host).is_some();
+                    && repository_of(cwd, host).is_some();
                 let bounded = (fenced || cwd_grants_all) && !hooks_open;
                 let reason = if hooks_open && (fenced || cwd_grants_all) {
                     format!("{reason}; this repository's hooks and config are not shut by the kernel here, so hidden code could plant what git runs later")
@@ -287,36 +319,36 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
                 };
                 if !bounded {
                     for c in Capability::ALL {
-                        unbounded.push((cwd.clone(), c));
+                        out.unbounded.push((cwd.to_string(), c));
                     }
                 }
-                unknown.push(Unknown { capability: None, reason, bounded });
+                out.unknown.push(Unknown { capability: None, reason, bounded });
             }
             Unseen::ProgramState { program, capability, scope, reason } => {
-                let (bounded, open) = bound_in(&policy, scope, &cwd, *capability, fence_has(*capability), host, &mut why_refused, true);
+                let (bounded, open) = bound_in(policy, scope, cwd, *capability, fence_has(*capability), host, why_refused, true);
                 for dir in open {
-                    program_needs.push((dir.clone(), *capability, program.clone()));
-                    unbounded.push((dir, *capability));
+                    out.program_needs.push((dir.clone(), *capability, program.clone()));
+                    out.unbounded.push((dir, *capability));
                 }
-                unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
+                out.unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
             Unseen::Escapes { reason } => {
                 // Beyond any fence of this call: only the user can say yes,
                 // each time (nothing to store, no grant to bound it).
                 let bounded = req.mode == Mode::DangerFullAccess;
-                if !bounded && escape.is_none() {
-                    escape = Some(reason.clone());
+                if !bounded && out.escape.is_none() {
+                    out.escape = Some(reason.clone());
                 }
-                unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
+                out.unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
                 let bounded = fence_has(Capability::Execute);
-                if !bounded && link_prompt.is_none() {
-                    link_prompt = Some(format!("execute {program}: it is not on PATH now, so no rule can name what it starts, and the kernel fence does not cover execute"));
+                if !bounded && out.link_prompt.is_none() {
+                    out.link_prompt = Some(format!("execute {program}: it is not on PATH now, so no rule can name what it starts, and the kernel fence does not cover execute"));
                 }
-                unknown.push(Unknown {
+                out.unknown.push(Unknown {
                     capability: Some(Capability::Execute),
                     reason: format!("`{program}` is not on PATH now; the kernel decides what it starts"),
                     bounded,
@@ -324,7 +356,22 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
             }
         }
     }
+    out
+}
 
+/// Refuse, ask or allow, from what was judged.
+fn conclude(
+    req: &DecideRequest,
+    home: &str,
+    grant: GrantOutcome,
+    judged: Judged,
+    unseen: UnseenJudged,
+    fence_grants: Vec<crate::policy::rules::Rule>,
+    host: &dyn Host,
+) -> Decision {
+    let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape } = unseen;
+    let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
         .filter(|v| !v.granted && !v.refused)
@@ -354,7 +401,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     if grant_note.is_some() && missing.is_empty() {
         if let Some(g) = req.commands.iter().find(|g| grant_note.as_deref().is_some_and(|n| n.contains(&format!("command grant {}:", if g.name.is_empty() { &g.command } else { &g.name })))) {
             for root in &g.roots {
-                let path = if let Some(rest) = root.strip_prefix("$HOME") { paths::normalize(&format!("{home}/{rest}")) } else { paths::absolute("/", root, &home) };
+                let path = if let Some(rest) = root.strip_prefix("$HOME") { paths::normalize(&format!("{home}/{rest}")) } else { paths::absolute("/", root, home) };
                 missing.push(PathCapability { path, capability: Capability::Create });
             }
         }
