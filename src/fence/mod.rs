@@ -161,70 +161,127 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         host,
     );
     let handled = handled(req.enforce);
-    let mut notes = Vec::new();
+    let roots = Roots::of(&policy, host);
+    let mut plan = FencePlan { enforce: req.enforce, handled, grants: Vec::new(), notes: Vec::new() };
+    grant_roots(req, &policy, &roots, host, &mut plan);
 
-    // Every root any tier names, in its real spelling: these are the only
-    // places where the answer can change.
-    let mut roots: Vec<(String, bool)> = Vec::new();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut aliases: Vec<(String, String)> = Vec::new();
-    let mut add = |s: &Spellings, recursive: bool| {
-        let real = s.real().to_string();
-        if s.written() != real && !aliases.iter().any(|(r, w)| r == &real && w == s.written()) {
-            aliases.push((real.clone(), s.written().to_string()));
-        }
-        if !index.contains_key(&real) {
-            index.insert(real.clone(), roots.len());
-            roots.push((real, recursive));
-        }
-    };
-    for p in &policy.explicit {
-        add(&p.roots, p.recursive);
-    }
-    for (p, _) in &policy.baseline {
-        add(&p.roots, p.recursive);
-    }
-    // Shut inside any open root: a rule on home compiles around the shell's
-    // start-up files as it does around the credential stores. (A
-    // repository's hooks and config are shut by the runner's read-only
-    // bind mounts instead: compiling around them would take from `.git`
-    // itself the create and delete git's lock files need.)
-    for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials).chain(&policy.startup) {
-        add(s, true);
-    }
-    for f in &policy.protected_files {
-        add(&Spellings::of(paths::parent(f.real()), host), true);
+    // Guarded: reads stay open outside the user data areas.
+    if req.enforce == Enforce::Guarded {
+        let shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
+        push(&mut plan.grants, &roots.aliases, "/".into(), Capability::Read, shut);
     }
 
-    let mut grants: Vec<FenceGrant> = Vec::new();
-    let mut push = |path: String, cap: Capability, except: Vec<String>| {
-        match grants.iter_mut().find(|g| g.path == path && g.except == except) {
-            Some(g) if !g.access.contains(&cap) => g.access.push(cap),
-            Some(_) => {}
-            None => {
-                let also = aliases.iter().filter(|(r, _)| r == &path).map(|(_, w)| w.clone()).collect();
-                grants.push(FenceGrant { path, aliases: also, access: vec![cap], except })
+    // Devices every program writes to; reserved for rules, fixed here.
+    // Landlock rules are opened by real path with no symlink followed
+    // (`/dev/ptmx` is a link into `/dev/pts` in some containers).
+    let linux = req.platform == Platform::Linux;
+    for d in baseline::DEVICE_STREAMS {
+        let d = if linux { host.canonical(d) } else { d.to_string() };
+        for cap in [Capability::Read, Capability::Write] {
+            if plan.handled.contains(&cap) {
+                push(&mut plan.grants, &roots.aliases, d.clone(), cap, Vec::new());
             }
         }
-    };
+    }
 
-    // The roots strictly inside each root: a prefix range of the sorted index.
-    let inside: Vec<Vec<usize>> = roots
-        .iter()
-        .map(|(root, _)| {
-            index
-                .range::<str, _>((std::ops::Bound::Excluded(root.as_str()), std::ops::Bound::Unbounded))
-                .take_while(|(d, _)| d.starts_with(root.as_str()))
-                .filter(|(d, _)| paths::within(d, root))
-                .map(|(_, &j)| j)
-                .collect()
-        })
-        .collect();
+    for f in &policy.protected_files {
+        let dir = paths::parent(f.real());
+        if plan.grants.iter().any(|g| g.except.iter().any(|e| e == f.real()) && g.access.iter().any(|c| c.mutates())) {
+            plan.notes.push(format!(
+                "{dir} holds the permission store: its other entries stay open, but nothing new can be made directly in it"
+            ));
+        }
+    }
+    if linux {
+        plan.notes.extend(landlock::degrade_notes());
+    }
+    plan.notes.dedup();
+    plan
+}
+
+/// Every root any tier names, in its real spelling: these are the only
+/// places where the answer can change.
+struct Roots {
+    /// (real path, recursive), in the order met.
+    list: Vec<(String, bool)>,
+    /// Real path → its place in `list`, sorted.
+    index: BTreeMap<String, usize>,
+    /// (real, written) where a root was written another way.
+    aliases: Vec<(String, String)>,
+}
+
+impl Roots {
+    fn of(policy: &Policy, host: &dyn Host) -> Roots {
+        let mut r = Roots { list: Vec::new(), index: BTreeMap::new(), aliases: Vec::new() };
+        for p in &policy.explicit {
+            r.add(&p.roots, p.recursive);
+        }
+        for (p, _) in &policy.baseline {
+            r.add(&p.roots, p.recursive);
+        }
+        // Shut inside any open root: a rule on home compiles around the shell's
+        // start-up files as it does around the credential stores. (A
+        // repository's hooks and config are shut by the runner's read-only
+        // bind mounts instead: compiling around them would take from `.git`
+        // itself the create and delete git's lock files need.)
+        for s in policy.protected_files.iter().chain(&policy.reserved).chain(&policy.credentials).chain(&policy.startup) {
+            r.add(s, true);
+        }
+        for f in &policy.protected_files {
+            r.add(&Spellings::of(paths::parent(f.real()), host), true);
+        }
+        r
+    }
+
+    fn add(&mut self, s: &Spellings, recursive: bool) {
+        let real = s.real().to_string();
+        if s.written() != real && !self.aliases.iter().any(|(r, w)| r == &real && w == s.written()) {
+            self.aliases.push((real.clone(), s.written().to_string()));
+        }
+        if !self.index.contains_key(&real) {
+            self.index.insert(real.clone(), self.list.len());
+            self.list.push((real, recursive));
+        }
+    }
+
+    /// The roots strictly inside each root: a prefix range of the sorted index.
+    fn inside(&self) -> Vec<Vec<usize>> {
+        self.list
+            .iter()
+            .map(|(root, _)| {
+                self.index
+                    .range::<str, _>((std::ops::Bound::Excluded(root.as_str()), std::ops::Bound::Unbounded))
+                    .take_while(|(d, _)| d.starts_with(root.as_str()))
+                    .filter(|(d, _)| paths::within(d, root))
+                    .map(|(_, &j)| j)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Add `cap` on `path` (minus `except`) to the grants, merging with a grant
+/// of the same path and exceptions.
+fn push(grants: &mut Vec<FenceGrant>, aliases: &[(String, String)], path: String, cap: Capability, except: Vec<String>) {
+    match grants.iter_mut().find(|g| g.path == path && g.except == except) {
+        Some(g) if !g.access.contains(&cap) => g.access.push(cap),
+        Some(_) => {}
+        None => {
+            let also = aliases.iter().filter(|(r, _)| r == &path).map(|(_, w)| w.clone()).collect();
+            grants.push(FenceGrant { path, aliases: also, access: vec![cap], except })
+        }
+    }
+}
+
+/// For each fenced capability, the roots that grant it, each minus the
+/// roots inside it that do not.
+fn grant_roots(req: &ProfileRequest, policy: &Policy, roots: &Roots, host: &dyn Host, plan: &mut FencePlan) {
+    let inside = roots.inside();
     // Each (root, capability) is resolved once: a root is asked about as a
     // grant and again as a shut path inside every root that holds it.
-    let mut answers: Vec<Option<[bool; 5]>> = vec![None; roots.len()];
+    let mut answers: Vec<Option<[bool; 5]>> = vec![None; roots.list.len()];
     let mut granted = |i: usize, cap: Capability| -> bool {
-        let all = answers[i].get_or_insert_with(|| policy.resolve_all(&Spellings(vec![roots[i].0.clone()])).map(|r| r.granted));
+        let all = answers[i].get_or_insert_with(|| policy.resolve_all(&Spellings(vec![roots.list[i].0.clone()])).map(|r| r.granted));
         all[cap as usize]
     };
     // Landlock fences only what exists: a missing root cannot be a rule
@@ -233,9 +290,9 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     let linux = req.platform == Platform::Linux;
     // Asked once per root, and only where the answer is used.
     let kinds: Vec<Option<PathKind>> =
-        roots.iter().map(|(root, recursive)| (linux || !recursive).then(|| host.kind(root))).collect();
-    for &cap in &handled {
-        for (i, (root, recursive)) in roots.iter().enumerate() {
+        roots.list.iter().map(|(root, recursive)| (linux || !recursive).then(|| host.kind(root))).collect();
+    for &cap in &plan.handled {
+        for (i, (root, recursive)) in roots.list.iter().enumerate() {
             if linux && kinds[i] == Some(PathKind::Missing) {
                 continue;
             }
@@ -243,48 +300,16 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
                 continue;
             }
             if !recursive && kinds[i] == Some(PathKind::Dir) && cap != Capability::Execute {
-                notes.push(format!(
+                plan.notes.push(format!(
                     "{} on the folder {root} alone (not its contents) cannot be fenced by path: the kernel leaves it shut",
                     cap.as_str()
                 ));
                 continue;
             }
-            let except = shut_inside(&inside[i], &roots, |j| !granted(j, cap));
-            push(root.clone(), cap, except);
+            let except = shut_inside(&inside[i], &roots.list, |j| !granted(j, cap));
+            push(&mut plan.grants, &roots.aliases, root.clone(), cap, except);
         }
     }
-
-    // Guarded: reads stay open outside the user data areas.
-    if req.enforce == Enforce::Guarded {
-        let shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
-        push("/".into(), Capability::Read, shut);
-    }
-
-    // Devices every program writes to; reserved for rules, fixed here.
-    // Landlock rules are opened by real path with no symlink followed
-    // (`/dev/ptmx` is a link into `/dev/pts` in some containers).
-    for d in baseline::DEVICE_STREAMS {
-        let d = if linux { host.canonical(d) } else { d.to_string() };
-        for cap in [Capability::Read, Capability::Write] {
-            if handled.contains(&cap) {
-                push(d.clone(), cap, Vec::new());
-            }
-        }
-    }
-
-    for f in &policy.protected_files {
-        let dir = paths::parent(f.real());
-        if grants.iter().any(|g| g.except.iter().any(|e| e == f.real()) && g.access.iter().any(|c| c.mutates())) {
-            notes.push(format!(
-                "{dir} holds the permission store: its other entries stay open, but nothing new can be made directly in it"
-            ));
-        }
-    }
-    if req.platform == Platform::Linux {
-        notes.extend(landlock::degrade_notes());
-    }
-    notes.dedup();
-    FencePlan { enforce: req.enforce, handled, grants, notes }
 }
 
 /// The roots strictly inside a root (`inside`) that a capability must not reach.
