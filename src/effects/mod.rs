@@ -9,8 +9,12 @@ use crate::host::{Host, Landing, PathKind};
 use crate::shell::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 use crate::paths;
 
+mod archives;
+mod editors;
+mod fetch;
 mod git_paths;
 mod packages;
+mod readers;
 mod starts;
 mod writers;
 
@@ -1157,384 +1161,38 @@ fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], cwd: &Cwd, cx: 
 }
 
 fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
-    let ops = &s.operands;
     match role {
-        Role::Each(_) if name == "file" && s.short('C') => {
-            // file -C compiles the -m magic files into NAME.mgc in the working directory.
-            sink.unknown_names_in(None, &[Create, Write], "file -C writes the compiled magic file in the working directory");
-        }
-        Role::Each(caps) => {
-            let parents = s.short('p') || s.has(&["--parents"]);
-            for op in ops {
-                for &c in caps {
-                    sink.path(op, c);
-                }
-                // mkdir -p makes the missing folders on the way; rmdir -p
-                // removes each parent in turn.
-                if parents && name == "mkdir" {
-                    writers::missing_ancestors(sink, op);
-                }
-                if parents && name == "rmdir" {
-                    for p in writers::parent_chain(op) {
-                        sink.path(&p, Delete);
-                    }
-                }
-            }
-        }
-        Role::ListOrCwd => {
-            if ops.is_empty() {
-                sink.path(&Arg::Literal(".".into()), Read);
-            }
-            for op in ops {
-                sink.path(op, Read);
-            }
-        }
-        Role::Shred => {
-            let remove = s.short('u') || s.has(&["--remove", "--remove=unlink", "--remove=wipe", "--remove=wipesync"]);
-            for op in ops {
-                sink.path(op, Write);
-                if remove {
-                    sink.path(op, Delete);
-                }
-            }
-        }
-        Role::CreateOrWrite => {
-            for v in s.values(&["-r", "--reference"]) {
-                {
-                    sink.path(&option_arg("--reference", &v), Read);
-                }
-            }
-            for op in ops {
-                // touch makes an empty file; tee and truncate fill theirs.
-                if name == "touch" {
-                    sink.path_with(op, create_or_write);
-                } else {
-                    sink.fill(op);
-                }
-            }
-        }
-        Role::WriteAfterFirst => {
-            // `chmod -w f`: a symbolic mode spelled like options is the mode
-            // (chmod's own short flags are -c -f -v -R).
-            let mode_as_option = name == "chmod" && s.options.iter().any(|(o, _, _)| o.len() == 2 && o.starts_with('-') && !"cfvR-".contains(&o[1..]));
-            let context_in_options = name == "chcon" && s.has(&["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"]);
-            let skip = if s.has(&["--reference"]) || mode_as_option || context_in_options { 0 } else { 1 };
-            for op in ops.iter().skip(skip) {
-                sink.path(op, Write);
-            }
-        }
-        Role::CreateFirst => {
-            if let Some(op) = ops.first() {
-                sink.path(op, Create);
-            }
-        }
-        Role::ReadAfterFirst => {
-            if name.ends_with("awk") && awk_touches_files(s) {
-                sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
-            }
-            if name.ends_with("awk") {
-                awk_options(name, args, sink);
-            }
-            // With the pattern in an option, or none (`rg --files`, `ag -g`), every operand is a path.
-            let pattern_given = s.has(&["-e", "--regexp", "-f", "--file", "--files"]) || (name == "ag" && s.has(&["-g"]));
-            for v in s.values(&["-f", "--file", "--exclude-from", "--ignore-file"]) {
-                sink.path(&option_arg("--file", &v), Read);
-            }
-            let skip = if pattern_given { 0 } else { 1 };
-            let files: Vec<&&Arg> = ops.iter().skip(skip).collect();
-            if files.is_empty() && (s.short('r') || s.short('R') || matches!(name, "rg" | "ag")) && name != "awk" {
-                // Recursive search with no path searches the working directory.
-                sink.path(&Arg::Literal(".".into()), Read);
-            }
-            for op in files {
-                sink.path(op, Read);
-            }
-        }
-        Role::Jq => {
-            let filter_given = s.has(&["-f", "--from-file"]);
-            for v in s.values(&["-f", "--from-file"]) {
-                {
-                    sink.path(&option_arg("--from-file", &v), Read);
-                }
-            }
-            // --arg/--argjson take two words, --slurpfile/--rawfile name a file second.
-            let mut extra_skip: Vec<*const Arg> = Vec::new();
-            for (i, a) in args.iter().enumerate() {
-                match a.text() {
-                    "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => {
-                        if let Some(v) = args.get(i + 2) {
-                            extra_skip.push(v as *const Arg);
-                            if matches!(a.text(), "--slurpfile" | "--rawfile") {
-                                sink.path(v, Read);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let files: Vec<&&Arg> =
-                ops.iter().filter(|a| !extra_skip.contains(&(**a as *const Arg))).skip(if filter_given { 0 } else { 1 }).collect();
-            for op in files {
-                sink.path(op, Read);
-            }
-        }
-        Role::Sort => {
-            for v in s.values(&["-o", "--output"]) {
-                {
-                    sink.fill(&option_arg("--output", &v));
-                }
-            }
-            for op in ops {
-                sink.path(op, Read);
-            }
-        }
-        Role::InOut => {
-            if let Some(i) = ops.first() {
-                sink.path(i, Read);
-            }
-            if let Some(o) = ops.get(1) {
-                sink.fill(o);
-            }
-        }
+        Role::Each(_) if name == "file" && s.short('C') => readers::file_compile(sink),
+        Role::Each(caps) => readers::each(name, caps, s, sink),
+        Role::ListOrCwd => readers::list_or_cwd(s, sink),
+        Role::Shred => writers::shred(s, sink),
+        Role::CreateOrWrite => writers::creates_or_writes(name, s, sink),
+        Role::WriteAfterFirst => writers::write_after_first(name, s, sink),
+        Role::CreateFirst => writers::create_first(s, sink),
+        Role::ReadAfterFirst => readers::read_after_first(name, s, args, sink),
+        Role::Jq => readers::jq(s, args, sink),
+        Role::Sort => readers::sort(s, sink),
+        Role::InOut => readers::in_out(s, sink),
         Role::Copy | Role::Move | Role::Link => {
             transfer(role, s, sink);
             transfer_extras(name, s, sink);
         }
-        Role::Sed => {
-            if sed_touches_files(s) {
-                sink.opaque("the sed script reads, writes or runs something itself (r, w, e)".into());
-            }
-            if s.has(&["-f", "--file"]) {
-                sink.opaque("sed reads its script from a file the line does not show, and it may write (w) or run (e) files".into());
-            }
-            let in_place = s.options.iter().any(|(o, _, _)| o == "-i" || o.starts_with("-i") && !o.starts_with("--") || o == "--in-place")
-                || s.options.iter().any(|(o, _, _)| o.starts_with('-') && !o.starts_with("--") && o.contains('i') && o.len() <= 4 && o.chars().skip(1).all(|c| "niEsrz".contains(c)));
-            let script_given = s.has(&["-e", "--expression", "-f", "--file"]);
-            for v in s.values(&["-f", "--file"]) {
-                {
-                    sink.path(&option_arg("--file", &v), Read);
-                }
-            }
-            for op in ops.iter().skip(if script_given { 0 } else { 1 }) {
-                sink.path(op, Read);
-                if in_place {
-                    sink.path(op, Write);
-                    in_place_replace(sink, name, op);
-                }
-            }
-        }
-        Role::Vim => {
-            // Script files and a vimrc are read; `-w`/`-W` record keys to a file.
-            // (`-s` is taken as the flag: silent in Ex mode, `ex -sc …`.)
-            for v in s.values(&["-S", "-u", "-U"]) {
-                if let Some(p) = v.literal().filter(|p| !matches!(*p, "NONE" | "NORC" | "DEFAULTS")) {
-                    sink.path(&Arg::Literal(p.to_string()), Read);
-                }
-            }
-            for v in s.values(&["-w", "-W"]) {
-                sink.fill(&v);
-            }
-            for v in s.values(&["-i"]).iter().filter(|v| v.text() != "NONE") {
-                sink.fill(v);
-            }
-            vim_commands(name, s, sink);
-            let read_only = name == "view" || s.has(&["-R", "-M"]);
-            // `+cmd` operands are commands, not files.
-            for op in ops.iter().filter(|op| !op.text().starts_with('+')) {
-                sink.path(op, Read);
-                if !read_only {
-                    sink.fill(op);
-                }
-                let why = format!("{name} keeps swap and backup files beside the file and saves by renaming");
-                renames_beside(sink, name, op, &why);
-            }
-        }
-        Role::Ed => {
-            for op in ops.iter().filter(|op| !op.text().starts_with('!')) {
-                sink.path(op, Read);
-                sink.fill(op);
-            }
-            sink.opaque(format!("{name} reads its commands from standard input, and they may write (w FILE) or run (!cmd) anything"));
-        }
-        Role::Dd => {
-            for op in ops {
-                if let Some(t) = op.literal() {
-                    if let Some(p) = t.strip_prefix("if=") {
-                        sink.path(&Arg::Literal(p.to_string()), Read);
-                    } else if let Some(p) = t.strip_prefix("of=") {
-                        sink.fill(&Arg::Literal(p.to_string()));
-                    }
-                } else if op.text().starts_with("if=") {
-                    sink.computed(Read, format!("`{}` is computed", op.text()));
-                } else if op.text().starts_with("of=") {
-                    sink.computed(Create, format!("`{}` is computed", op.text()));
-                }
-            }
-        }
-        Role::Curl => {
-            // -o names are relative to --output-dir when one is given.
-            let out_dir = s.values(&["--output-dir"]).into_iter().next();
-            for v in s.values(&["-o", "--output"]) {
-                match (&out_dir, v.literal()) {
-                    (Some(Arg::Literal(d)), Some(o)) if !o.starts_with('/') && o != "-" => sink.fill(&Arg::Literal(format!("{}/{o}", d.trim_end_matches('/')))),
-                    (Some(d), _) if !d.text().is_empty() && !matches!(d, Arg::Literal(_)) => sink.computed(Create, format!("`{}` is computed", d.text())),
-                    _ => sink.fill(&option_arg("--output", &v)),
-                }
-            }
-            if s.short('J') || s.has(&["--remote-header-name"]) {
-                sink.unknown_names_in(out_dir.as_ref(), &[Create, Write], "curl -J names the file after the server's header");
-            }
-            for v in s.values(&["-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"]) {
-                {
-                    sink.fill(&option_arg("--cookie-jar", &v));
-                }
-            }
-            for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
-                {
-                    sink.path(&option_arg("--upload-file", &v), Read);
-                }
-            }
-            for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"]) {
-                if let Some(p) = v.literal().and_then(|t| t.split_once('@')).map(|(_, f)| f.split(';').next().unwrap_or("")) {
-                    if !p.is_empty() {
-                        sink.path(&Arg::Literal(p.to_string()), Read);
-                    }
-                }
-            }
-            if s.has(&["-O", "--remote-name", "--remote-name-all"]) || s.short('O') {
-                let dir = s.values(&["--output-dir"]).first().map(|v| option_arg("--output-dir", &v));
-                for url in ops {
-                    match url.literal().and_then(url_file_name) {
-                        Some(f) => {
-                            let p = match &dir {
-                                Some(Arg::Literal(d)) => format!("{d}/{f}"),
-                                _ => f.to_string(),
-                            };
-                            sink.fill(&Arg::Literal(p));
-                        }
-                        None => sink.unknown_names_in(dir.as_ref(), &[Create, Write], "curl -O names the file after the URL"),
-                    }
-                }
-            }
-        }
-        Role::Wget => {
-            let mut named = false;
-            for v in s.values(&["-O", "--output-document"]) {
-                named = true;
-                {
-                    sink.fill(&option_arg("--output-document", &v));
-                }
-            }
-            for v in s.values(&["-o", "--output-file", "-a", "--append-output"]) {
-                {
-                    sink.fill(&option_arg("--output-file", &v));
-                }
-            }
-            for v in s.values(&["-i", "--input-file"]) {
-                {
-                    sink.path(&option_arg("--input-file", &v), Read);
-                }
-            }
-            if !named && !s.has(&["--spider"]) {
-                let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", &v));
-                sink.unknown_names_in(prefix.as_ref(), &[Create, Write], "wget names the file after the URL");
-            }
-        }
+        Role::Sed => editors::sed(name, s, sink),
+        Role::Vim => editors::vim(name, s, sink),
+        Role::Ed => editors::ed(name, s, sink),
+        Role::Dd => writers::dd(s, sink),
+        Role::Curl => fetch::curl(s, sink),
+        Role::Wget => fetch::wget(s, sink),
         Role::Tar => tar(s, args, sink),
-        Role::Unzip => {
-            let list_only = s.short('l') || s.short('t') || s.short('Z') || s.short('p');
-            let Some(archive) = ops.first() else { return };
-            sink.path(archive, Read);
-            if !list_only {
-                let dir = s.values(&["-d"]).into_iter().next();
-                sink.unknown_names_in(dir.as_ref(), &[Create, Write], "unzip creates the names the archive holds");
-            }
-        }
-        Role::Zip => {
-            let Some(archive) = ops.first() else { return };
-            if s.has(&["-O", "--output-file"]) {
-                sink.path(archive, Read);
-            } else {
-                sink.fill(archive);
-            }
-            for op in &ops[1..] {
-                sink.path(op, Read);
-            }
-            if s.short('m') {
-                for op in &ops[1..] {
-                    sink.path(op, Delete);
-                }
-            }
-        }
-        Role::Compress => {
-            let to_stdout = s.short('c') || s.has(&["--stdout", "--to-stdout", "-l", "--list", "-t", "--test"]);
-            // zstd keeps its input unless told --rm.
-            let keep = s.short('k') || s.has(&["--keep"]) || (name.contains("zstd") && !s.has(&["--rm"]));
-            let decompress = s.short('d') || s.has(&["--decompress", "--uncompress"]) || name.starts_with("gun") || name.starts_with("bun") || name.starts_with("un");
-            // One named output: zstd -o FILE, lz4 IN OUT.
-            let lz4_pair = name == "lz4" && ops.len() == 2 && !s.short('m') && !s.has(&["--multiple"]);
-            let named_out = if lz4_pair { Some(ops[1].clone()) } else if name.contains("zstd") { s.values(&["-o"]).into_iter().next() } else { None };
-            let output_dir = s.has(&["--output-dir-flat", "--output-dir-mirror"]);
-            let recursive = s.short('r') || s.has(&["--recursive"]);
-            if let Some(o) = named_out.as_ref().filter(|_| !to_stdout) {
-                sink.fill(o);
-            }
-            for op in &ops[..if lz4_pair { 1 } else { ops.len() }] {
-                sink.path(op, Read);
-                if to_stdout {
-                    continue;
-                }
-                if recursive {
-                    // Every file below the folder is replaced by its (de)compressed twin.
-                    let caps: &[Capability] = if keep { &[Create, Write] } else { &[Create, Write, Delete] };
-                    sink.unknown_names_in(Some(op), caps, &format!("{name} -r (de)compresses every file below `{}`", op.text()));
-                    continue;
-                }
-                if named_out.is_some() || output_dir {
-                } else if let Arg::Literal(f) = op {
-                    let suffix = compress_suffix(name);
-                    let other = if decompress {
-                        f.strip_suffix(suffix).map(str::to_string).unwrap_or_else(|| format!("{f}.out"))
-                    } else {
-                        format!("{f}{suffix}")
-                    };
-                    sink.fill(&Arg::Literal(other));
-                } else {
-                    sink.computed(Create, format!("`{}` is computed", op.text()));
-                }
-                if !keep {
-                    sink.path(op, Delete);
-                }
-            }
-        }
+        Role::Unzip => archives::unzip(s, sink),
+        Role::Zip => archives::zip(s, sink),
+        Role::Compress => archives::compress(name, s, sink),
         Role::Find => find(args, sink, depth),
         Role::Git => git(args, sink),
         Role::Shell => shell(s, args, sink, depth),
         Role::Interpreter => interpreter(name, args, sink),
-        Role::Opaque => {
-            let what = if name == "eval" { "eval runs text as shell code" } else { "source runs a file as shell code" };
-            if name != "eval" {
-                if let Some(f) = ops.first() {
-                    sink.path(f, Read);
-                }
-            }
-            sink.opaque(what.to_string());
-        }
-        Role::Yq => {
-            operands(Role::Jq, name, s, args, sink, depth);
-            // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
-            let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
-            let filter = usize::from(!s.has(&["-f", "--from-file"]));
-            if s.short('i') || s.has(&["--in-place", "--inplace"]) {
-                for f in ops.iter().skip(sub + filter) {
-                    sink.path(f, Write);
-                    in_place_replace(sink, name, f);
-                }
-            }
-            if s.has(&["--split-exp"]) {
-                sink.unknown_names_in(None, &[Create, Write], "yq --split-exp names a file for each document");
-            }
-        }
+        Role::Opaque => readers::opaque(name, s, sink),
+        Role::Yq => readers::yq(name, s, args, sink, depth),
         Role::Split => writers::split_pieces(name, s, sink),
         Role::Mktemp => writers::mktemp(s, sink),
         Role::Patch => writers::patch(s, sink),

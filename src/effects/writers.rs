@@ -5,7 +5,7 @@
 //! Where the names are the program's own, the folder they land in is known
 //! and the effect is computed there.
 
-use super::{renames_beside, split, Arg, Capability::*, Cwd, Sink, Split, Unseen};
+use super::{create_or_write, option_arg, renames_beside, split, Arg, Capability::*, Cwd, Sink, Split, Unseen};
 
 /// The folder a name made from `prefix` lands in: the prefix itself when it
 /// ends in `/`, else its parent as spelled.
@@ -329,3 +329,71 @@ pub(super) fn parent_chain(op: &Arg) -> Vec<Arg> {
     out
 }
 
+/// `shred`: operands overwritten, removed with `-u`.
+pub(super) fn shred(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    let remove = s.short('u') || s.has(&["--remove", "--remove=unlink", "--remove=wipe", "--remove=wipesync"]);
+    for op in ops {
+        sink.path(op, Write);
+        if remove {
+            sink.path(op, Delete);
+        }
+    }
+}
+
+/// Write if the operand exists, create if not (touch, tee, truncate).
+pub(super) fn creates_or_writes(name: &str, s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    for v in s.values(&["-r", "--reference"]) {
+        {
+            sink.path(&option_arg("--reference", &v), Read);
+        }
+    }
+    for op in ops {
+        // touch makes an empty file; tee and truncate fill theirs.
+        if name == "touch" {
+            sink.path_with(op, create_or_write);
+        } else {
+            sink.fill(op);
+        }
+    }
+}
+
+/// The first operand is a mode or an owner; the rest are written.
+pub(super) fn write_after_first(name: &str, s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    // `chmod -w f`: a symbolic mode spelled like options is the mode
+    // (chmod's own short flags are -c -f -v -R).
+    let mode_as_option = name == "chmod" && s.options.iter().any(|(o, _, _)| o.len() == 2 && o.starts_with('-') && !"cfvR-".contains(&o[1..]));
+    let context_in_options = name == "chcon" && s.has(&["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"]);
+    let skip = if s.has(&["--reference"]) || mode_as_option || context_in_options { 0 } else { 1 };
+    for op in ops.iter().skip(skip) {
+        sink.path(op, Write);
+    }
+}
+
+/// `mknod NAME TYPE …`: only the first operand is a path.
+pub(super) fn create_first(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    if let Some(op) = ops.first() {
+        sink.path(op, Create);
+    }
+}
+
+/// `dd`: `if=` read, `of=` created or written.
+pub(super) fn dd(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    for op in ops {
+        if let Some(t) = op.literal() {
+            if let Some(p) = t.strip_prefix("if=") {
+                sink.path(&Arg::Literal(p.to_string()), Read);
+            } else if let Some(p) = t.strip_prefix("of=") {
+                sink.fill(&Arg::Literal(p.to_string()));
+            }
+        } else if op.text().starts_with("if=") {
+            sink.computed(Read, format!("`{}` is computed", op.text()));
+        } else if op.text().starts_with("of=") {
+            sink.computed(Create, format!("`{}` is computed", op.text()));
+        }
+    }
+}

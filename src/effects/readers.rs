@@ -1,0 +1,152 @@
+//! Readers and filters: the operands they read, and the few files their
+//! options write (`sort -o`, `jq`/`yq -i`, `uniq`'s output operand).
+
+use super::*;
+
+/// `file -C`: compiles the magic files into NAME.mgc in the working directory.
+pub(super) fn file_compile(sink: &mut Sink) {
+    // file -C compiles the -m magic files into NAME.mgc in the working directory.
+    sink.unknown_names_in(None, &[Create, Write], "file -C writes the compiled magic file in the working directory");
+}
+
+/// Every operand gets these capabilities (`mkdir -p` and `rmdir -p` also their missing or emptied parents).
+pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    let parents = s.short('p') || s.has(&["--parents"]);
+    for op in ops {
+        for &c in caps {
+            sink.path(op, c);
+        }
+        // mkdir -p makes the missing folders on the way; rmdir -p
+        // removes each parent in turn.
+        if parents && name == "mkdir" {
+            writers::missing_ancestors(sink, op);
+        }
+        if parents && name == "rmdir" {
+            for p in writers::parent_chain(op) {
+                sink.path(&p, Delete);
+            }
+        }
+    }
+}
+
+/// Reads its operands, or the working directory when there are none.
+pub(super) fn list_or_cwd(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    if ops.is_empty() {
+        sink.path(&Arg::Literal(".".into()), Read);
+    }
+    for op in ops {
+        sink.path(op, Read);
+    }
+}
+
+/// The first operand is a pattern or program unless an option gave one; the rest are read.
+pub(super) fn read_after_first(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
+    let ops = &s.operands;
+    if name.ends_with("awk") && awk_touches_files(s) {
+        sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
+    }
+    if name.ends_with("awk") {
+        awk_options(name, args, sink);
+    }
+    // With the pattern in an option, or none (`rg --files`, `ag -g`), every operand is a path.
+    let pattern_given = s.has(&["-e", "--regexp", "-f", "--file", "--files"]) || (name == "ag" && s.has(&["-g"]));
+    for v in s.values(&["-f", "--file", "--exclude-from", "--ignore-file"]) {
+        sink.path(&option_arg("--file", &v), Read);
+    }
+    let skip = if pattern_given { 0 } else { 1 };
+    let files: Vec<&&Arg> = ops.iter().skip(skip).collect();
+    if files.is_empty() && (s.short('r') || s.short('R') || matches!(name, "rg" | "ag")) && name != "awk" {
+        // Recursive search with no path searches the working directory.
+        sink.path(&Arg::Literal(".".into()), Read);
+    }
+    for op in files {
+        sink.path(op, Read);
+    }
+}
+
+/// `jq`: filter files read, `-i` (gojq) writes in place.
+pub(super) fn jq(s: &Split, args: &[Arg], sink: &mut Sink) {
+    let ops = &s.operands;
+    let filter_given = s.has(&["-f", "--from-file"]);
+    for v in s.values(&["-f", "--from-file"]) {
+        {
+            sink.path(&option_arg("--from-file", &v), Read);
+        }
+    }
+    // --arg/--argjson take two words, --slurpfile/--rawfile name a file second.
+    let mut extra_skip: Vec<*const Arg> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        match a.text() {
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => {
+                if let Some(v) = args.get(i + 2) {
+                    extra_skip.push(v as *const Arg);
+                    if matches!(a.text(), "--slurpfile" | "--rawfile") {
+                        sink.path(v, Read);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let files: Vec<&&Arg> =
+        ops.iter().filter(|a| !extra_skip.contains(&(**a as *const Arg))).skip(if filter_given { 0 } else { 1 }).collect();
+    for op in files {
+        sink.path(op, Read);
+    }
+}
+
+/// `sort`: operands read, `-o FILE` written.
+pub(super) fn sort(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    for v in s.values(&["-o", "--output"]) {
+        {
+            sink.fill(&option_arg("--output", &v));
+        }
+    }
+    for op in ops {
+        sink.path(op, Read);
+    }
+}
+
+/// `uniq [in [out]]`: the first read, the second written.
+pub(super) fn in_out(s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    if let Some(i) = ops.first() {
+        sink.path(i, Read);
+    }
+    if let Some(o) = ops.get(1) {
+        sink.fill(o);
+    }
+}
+
+/// `eval` and `source`: shell code the text does not show (a sourced file is read).
+pub(super) fn opaque(name: &str, s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    let what = if name == "eval" { "eval runs text as shell code" } else { "source runs a file as shell code" };
+    if name != "eval" {
+        if let Some(f) = ops.first() {
+            sink.path(f, Read);
+        }
+    }
+    sink.opaque(what.to_string());
+}
+
+/// `yq`: files read, written in place with `-i`.
+pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let ops = &s.operands;
+    operands(Role::Jq, name, s, args, sink, depth);
+    // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
+    let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
+    let filter = usize::from(!s.has(&["-f", "--from-file"]));
+    if s.short('i') || s.has(&["--in-place", "--inplace"]) {
+        for f in ops.iter().skip(sub + filter) {
+            sink.path(f, Write);
+            in_place_replace(sink, name, f);
+        }
+    }
+    if s.has(&["--split-exp"]) {
+        sink.unknown_names_in(None, &[Create, Write], "yq --split-exp names a file for each document");
+    }
+}
