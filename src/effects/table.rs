@@ -1,0 +1,321 @@
+//! The program effects table: what each program does to its operands and
+//! which of its options take a value, one row per program family, and the
+//! option tables that name files a program fills, updates, runs or makes
+//! names in. Reads like the spec's list; `super` applies it.
+
+use crate::policy::capability::Capability::{self, *};
+
+/// Shell builtins and keywords: no binary is started.
+pub(super) const BUILTINS: &[&str] = &[
+    "cd", "pushd", "popd", "dirs", "echo", "printf", "test", "[", "[[", "true", "false", ":", "export",
+    "set", "unset", "read", "pwd", "exit", "return", "shift", "local", "declare", "typeset", "readonly",
+    "alias", "unalias", "type", "hash", "wait", "jobs", "fg", "bg", "kill", "trap", "umask", "let",
+    "getopts", "break", "continue", "shopt", "builtin", "history", "disown", "ulimit", "help", "mapfile",
+    "readarray", "caller", "compgen", "complete", "enable", "logout", "suspend",
+];
+
+/// What a program does with its operands (after options are set aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Every operand gets these capabilities.
+    Each(&'static [Capability]),
+    /// Reads its operands, or the working directory when there are none.
+    ListOrCwd,
+    /// Write if the operand exists, create if not (touch, tee, truncate).
+    CreateOrWrite,
+    /// The first operand is not a path (a mode, an owner), the rest are written.
+    WriteAfterFirst,
+    /// The first operand is not a path (a pattern, a program, a filter), the
+    /// rest are read, unless an option supplied it (`-e`, `-f`).
+    ReadAfterFirst,
+    /// Sources read, last operand (or `-t DIR`) created or written.
+    Copy,
+    /// Sources deleted, last operand (or `-t DIR`) created.
+    Move,
+    /// The last operand (or `DIR/name`) is created.
+    Link,
+    /// `mknod NAME TYPE …`: only the first operand is a path.
+    CreateFirst,
+    /// `uniq [in [out]]`: the first read, the second written.
+    InOut,
+    Sed,
+    /// vim and friends: operands read and saved; saving renames the original
+    /// to a backup and swap files come and go beside it, which needs create
+    /// and delete in each file's folder (the editor's need, program-bound).
+    Vim,
+    /// `ed FILE`: read, and written back in place.
+    Ed,
+    Dd,
+    Curl,
+    Wget,
+    Tar,
+    Unzip,
+    Zip,
+    Compress,
+    Find,
+    /// Subcommands that rewrite the worktree replace tracked files.
+    Git,
+    Shell,
+    Interpreter,
+    /// `eval`, `source`, `.`: shell code the text does not show.
+    Opaque,
+    Shred,
+    Sort,
+    Jq,
+    /// `yq`: a `jq` filter, and with `-i` the files are rewritten in place.
+    Yq,
+    /// `split`/`csplit`: the input read, the pieces made from a prefix
+    /// (names only the program knows, in the prefix's folder).
+    Split,
+    /// `mktemp`: a file or folder made from a template, in `-p DIR`,
+    /// `$TMPDIR` or the working directory.
+    Mktemp,
+    /// `patch`: the files the diff names, under the working directory (or
+    /// `-d DIR`), or the one `-o FILE`.
+    Patch,
+    /// `xxd [in [out]]`, its options read as whole words.
+    Xxd,
+    /// Archivers whose first word is a command: `7z`, `ar`, `cpio`, `unrar`.
+    Archiver,
+    /// Package managers and builders (`packages::package_manager`): what
+    /// an option or operand names, and opaque where they install into a
+    /// place their configuration chooses.
+    Packages,
+    /// `flock FILE cmd…` / `flock FILE -c CMD`.
+    Flock,
+    /// `script [-c CMD] [FILE]`: the session is logged to FILE.
+    Script,
+    /// `watch CMD…`: the words joined and run by `sh -c` (exec'd with `-x`).
+    Watch,
+    /// `su`/`runuser`: `-c CMD` through the user's shell, or `-u USER cmd…`.
+    SwitchUser,
+    /// Starts what the command line cannot show (the reason says what).
+    Hidden(&'static str),
+    /// Hands its command to a process outside this tree (the reason says which).
+    Escapes(&'static str),
+}
+
+/// How a wrapper finds the program it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wrapper {
+    /// Options (some taking values), then the command.
+    Options,
+    /// `env`: NAME=value words and options (`-C DIR` changes directory).
+    Env,
+    /// `timeout [opts] DURATION cmd`.
+    Timeout,
+    /// `command`: `-v`/`-V` only look the name up.
+    Command,
+    /// `xargs`: the command's operands come from input, so its path
+    /// effects are computed.
+    Xargs,
+    /// `chrt [opts] PRIORITY cmd`, `taskset [opts] MASK cmd`: one operand
+    /// before the command (chrt's only when it is a number); with `-p` the
+    /// operand is a running process and nothing is started.
+    Leading,
+}
+
+pub(super) struct Program {
+    pub(super) names: &'static [&'static str],
+    /// Options whose value is the next word (or attached).
+    pub(super) takes_value: &'static [&'static str],
+    pub(super) kind: Kind,
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    Role(Role),
+    Wrapper(Wrapper),
+}
+
+/// The program effects table. Keep it reading like the spec's list.
+pub(super) const PROGRAMS: &[Program] = &[
+    // Delete their operands.
+    Program { names: &["rm", "rmdir", "unlink"], takes_value: &[], kind: Kind::Role(Role::Each(&[Delete])) },
+    Program { names: &["shred"], takes_value: &["-n", "-s", "--iterations", "--size", "--random-source"], kind: Kind::Role(Role::Shred) },
+    // Create their operands.
+    Program { names: &["mkdir"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mkfifo"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::Each(&[Create])) },
+    Program { names: &["mknod"], takes_value: &["-m", "--mode"], kind: Kind::Role(Role::CreateFirst) },
+    Program { names: &["touch"], takes_value: &["-d", "-t", "-r", "--date", "--reference", "--time"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["tee"], takes_value: &[], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["truncate"], takes_value: &["-s", "-r", "--size", "--reference"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["chmod", "chown", "chgrp"], takes_value: &["--reference", "--from"], kind: Kind::Role(Role::WriteAfterFirst) },
+    // chcon's context is its first operand unless -u/-r/-t/-l give parts of it.
+    Program { names: &["chcon"], takes_value: &["--reference", "-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"], kind: Kind::Role(Role::WriteAfterFirst) },
+    Program { names: &["mv"], takes_value: &["-t", "-S", "--target-directory", "--suffix"], kind: Kind::Role(Role::Move) },
+    Program { names: &["cp"], takes_value: &["-t", "-S", "--target-directory", "--suffix", "--sparse"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["install"], takes_value: &["-m", "-o", "-g", "-t", "-S", "--mode", "--owner", "--group", "--target-directory", "--suffix"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["rsync"], takes_value: &["-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "-T", "--temp-dir", "--log-file", "--password-file", "--chmod", "--chown", "-B", "--block-size", "--max-size", "--min-size", "--partial-dir", "--backup-dir", "--suffix", "--compare-dest", "--copy-dest", "--link-dest"], kind: Kind::Role(Role::Copy) },
+    Program { names: &["ln"], takes_value: &["-t", "-S", "--target-directory", "--suffix"], kind: Kind::Role(Role::Link) },
+    Program { names: &["link"], takes_value: &[], kind: Kind::Role(Role::Link) },
+    Program { names: &["sed"], takes_value: &["-e", "-f", "-l", "--expression", "--file", "--line-length"], kind: Kind::Role(Role::Sed) },
+    // Editors run by a script (`vim -Es -c … f`, `ex -sc '…|x' f`): the vim
+    // family saves by renaming (backup, swap files), `ed` writes in place.
+    Program { names: &["vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"], takes_value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "--servername", "--startuptime"], kind: Kind::Role(Role::Vim) },
+    Program { names: &["ed", "red"], takes_value: &["-p", "--prompt"], kind: Kind::Role(Role::Ed) },
+    Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
+    Program { names: &["curl"], takes_value: &["--libcurl", "--etag-save", "--hsts", "--alt-svc", "-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
+    Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
+    Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--to-command", "--checkpoint-action", "--index-file", "--volno-file", "-H", "--format", "-K", "--starting-file", "-L", "--tape-length", "--record-size", "--suffix", "--add-file", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under", "--exclude-ignore", "--exclude-ignore-recursive", "--group-map", "--owner-map", "--newer-mtime", "--after-date", "--quoting-style", "--sort", "--warning"], kind: Kind::Role(Role::Tar) },
+    Program { names: &["unzip"], takes_value: &["-d", "-x", "-P"], kind: Kind::Role(Role::Unzip) },
+    Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s", "-O", "-TT", "--output-file", "--unzip-command", "--temp-path"], kind: Kind::Role(Role::Zip) },
+    Program { names: &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lz4"], takes_value: &["-S", "--suffix", "-T", "--threads"], kind: Kind::Role(Role::Compress) },
+    // zstd's -T takes its count attached (-T4) only.
+    Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix", "--output-dir-flat", "--output-dir-mirror", "--patch-from"], kind: Kind::Role(Role::Compress) },
+    // Readers. Each row lists only the options that take a separate value for
+    // those programs: a flag taken for one would hide the file after it.
+    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["tac"], takes_value: &["-s", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-p", "-P", "-x", "-y", "-z", "-o", "-O", "-k", "--pattern", "--tabs", "--log-file", "--LOG-FILE", "--lesskey-file"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["more"], takes_value: &["-n", "--lines"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["base64"], takes_value: &["-w", "--wrap"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["file"], takes_value: &["-F", "-e", "-P", "--separator", "--exclude", "--parameter"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["diff"], takes_value: &["-x", "-X", "-F", "-I", "-U", "-C", "-D", "-S", "-W", "--label", "--exclude", "--exclude-from", "--show-function-line", "--ignore-matching-lines", "--unified", "--context", "--ifdef", "--starting-file", "--width", "--line-format", "--old-line-format", "--new-line-format", "--unchanged-line-format", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cmp"], takes_value: &["-i", "-n", "--ignore-initial", "--bytes"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["join"], takes_value: &["-t", "-v", "-a", "-e", "-o", "-1", "-2", "-j"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["expand"], takes_value: &["-t", "--tabs"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["pr"], takes_value: &["-h", "-l", "-o", "-w", "-W", "-N", "--header", "--length", "--indent", "--width", "--page-width", "--first-line-number"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["nl"], takes_value: &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["head", "tail"], takes_value: &["-n", "-c", "-s", "--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cut"], takes_value: &["-b", "-c", "-d", "-f", "--bytes", "--characters", "--delimiter", "--fields", "--output-delimiter"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["paste"], takes_value: &["-d", "--delimiters"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["column"], takes_value: &["-s", "-o", "-c", "-N", "-E", "-H", "-l", "-R", "-r", "-W", "--separator", "--output-separator", "--output-width", "--table-columns"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["fold"], takes_value: &["-w", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["fmt"], takes_value: &["-w", "-p", "-g", "--width", "--prefix", "--goal"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["ls", "dir", "vdir"], takes_value: &["-I", "-w", "-T", "--hide", "--ignore", "--time-style", "--block-size", "--width", "--tabsize", "--format", "--sort", "--time", "--quoting-style", "--indicator-style"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["tree"], takes_value: &["-I", "-L", "-P", "-o", "-H", "-T", "--filelimit", "--charset", "--timefmt", "--sort"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["du"], takes_value: &["-d", "-B", "-t", "--max-depth", "--exclude", "--block-size", "--threshold", "--time-style", "--files0-from"], kind: Kind::Role(Role::ListOrCwd) },
+    Program { names: &["stat"], takes_value: &["-c", "--format", "--printf"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["od"], takes_value: &["-A", "-j", "-N", "-S", "-t", "--address-radix", "--skip-bytes", "--read-bytes", "--strings", "--format", "--width"], kind: Kind::Role(Role::Each(&[Read])) },
+    // xxd reads its options as whole words (-ps is -postscript), not as getopt.
+    Program { names: &["xxd"], takes_value: &[], kind: Kind::Role(Role::Xxd) },
+    Program { names: &["hexdump"], takes_value: &["-e", "-f", "-n", "-s"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["sort"], takes_value: &["-k", "-t", "-T", "-S", "-o", "--compress-program", "--random-source", "--key", "--field-separator", "--temporary-directory", "--buffer-size", "--output", "--parallel", "--files0-from"], kind: Kind::Role(Role::Sort) },
+    Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
+    // grep's own: -E, -T are flags and --color takes its value only as --color=WHEN.
+    Program { names: &["grep", "egrep", "fgrep", "zgrep", "zegrep", "zfgrep", "bzgrep", "xzgrep", "zstdgrep"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from", "--label", "--binary-files", "--devices", "--directories", "--group-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories", "--pre", "--pre-glob", "--ignore-file"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["ag"], takes_value: &["-A", "-B", "-C", "-G", "-g", "-m", "-p", "-W", "--depth", "--ignore", "--ignore-dir", "--workers", "--after", "--before", "--context", "--file-search-regex", "--max-count", "--path-to-ignore", "--width"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["jq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
+    // kislyuk's yq (a jq wrapper) and mikefarah's (`yq eval`): `-i` rewrites the files.
+    Program { names: &["yq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L", "-w", "--width", "--yaml-output-grammar-version", "--yml-out-ver", "-o", "--output-format", "-p", "--input-format", "-I", "--split-exp"], kind: Kind::Role(Role::Yq) },
+    Program { names: &["find"], takes_value: &[], kind: Kind::Role(Role::Find) },
+    Program { names: &["git"], takes_value: &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"], kind: Kind::Role(Role::Git) },
+    // Writers whose output names the program makes up from a prefix or a
+    // template: the folder is known, the names are not.
+    Program { names: &["split"], takes_value: &["-a", "-b", "-C", "-l", "-n", "-t", "--suffix-length", "--additional-suffix", "--bytes", "--line-bytes", "--lines", "--number", "--separator", "--filter"], kind: Kind::Role(Role::Split) },
+    Program { names: &["csplit"], takes_value: &["-b", "-f", "-n", "--suffix-format", "--prefix", "--digits"], kind: Kind::Role(Role::Split) },
+    Program { names: &["mktemp"], takes_value: &["-p", "--suffix"], kind: Kind::Role(Role::Mktemp) },
+    Program { names: &["patch"], takes_value: &["-p", "-F", "-i", "-o", "-r", "-D", "-V", "-B", "-Y", "-z", "-g", "-d", "--strip", "--fuzz", "--input", "--output", "--reject-file", "--ifdef", "--version-control", "--prefix", "--basename-prefix", "--suffix", "--get", "--directory", "--quoting-style", "--reject-format", "--read-only"], kind: Kind::Role(Role::Patch) },
+    Program { names: &["shuf"], takes_value: &["-n", "-o", "-i", "--head-count", "--output", "--input-range", "--random-source"], kind: Kind::Role(Role::Sort) },
+    Program { names: &["sdiff"], takes_value: &["-o", "-w", "-I", "--output", "--width", "--ignore-matching-lines", "--diff-program", "--tabsize"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["diff3"], takes_value: &["-L", "--label", "--diff-program"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["zcat", "gzcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "zless", "zmore"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    // pigz's own: -p is its thread count.
+    Program { names: &["pigz", "unpigz"], takes_value: &["-b", "-p", "-S", "--blocksize", "--processes", "--suffix"], kind: Kind::Role(Role::Compress) },
+    // Archivers whose first word is a command (`7z x`, `ar rcs`, `cpio -i`, `unrar x`).
+    Program { names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "unrar"], takes_value: &[], kind: Kind::Role(Role::Archiver) },
+    // Package managers and builders: see `packages`.
+    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry"], takes_value: &[], kind: Kind::Role(Role::Packages) },
+    // Programs that start a command their arguments spell out.
+    Program { names: &["flock"], takes_value: &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], kind: Kind::Role(Role::Flock) },
+    Program { names: &["script"], takes_value: &["-c", "-I", "-O", "-B", "-T", "-m", "-E", "-o", "--command", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--echo", "--output-limit"], kind: Kind::Role(Role::Script) },
+    Program { names: &["watch"], takes_value: &["-n", "-q", "--interval", "--equexit"], kind: Kind::Role(Role::Watch) },
+    Program { names: &["su", "runuser"], takes_value: &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"], kind: Kind::Role(Role::SwitchUser) },
+    // Programs whose command runs where the text cannot follow it: another
+    // root or mount namespace, composed from input, or started by a service
+    // manager outside this process tree (and outside the kernel fence).
+    Program { names: &["parallel"], takes_value: &[], kind: Kind::Role(Role::Hidden("GNU parallel composes its command lines from its inputs at run time")) },
+    Program { names: &["systemd-run", "systemctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("the service manager starts what it is given outside this process tree and its fence")) },
+    Program { names: &["at", "batch", "crontab"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command is scheduled with a daemon that runs it later, outside this process tree and its fence")) },
+    Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
+    Program { names: &["docker", "podman", "nerdctl", "launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
+    Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
+    // Programs that run code.
+    Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
+    Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
+    Program { names: &["eval", "source", "."], takes_value: &[], kind: Kind::Role(Role::Opaque) },
+    // Wrappers, followed to the program they start.
+    Program { names: &["sudo", "sudoedit"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["doas"], takes_value: &["-u", "-C", "-a"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["env"], takes_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], kind: Kind::Wrapper(Wrapper::Env) },
+    Program { names: &["nice"], takes_value: &["-n", "--adjustment"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["nohup", "setsid"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["timeout"], takes_value: &["-s", "-k", "--signal", "--kill-after"], kind: Kind::Wrapper(Wrapper::Timeout) },
+    Program { names: &["command"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Command) },
+    Program { names: &["exec"], takes_value: &["-a"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["ionice"], takes_value: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["stdbuf"], takes_value: &["-i", "-o", "-e", "--input", "--output", "--error"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["time"], takes_value: &["-f", "-o", "--format", "--output"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["chrt"], takes_value: &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], kind: Kind::Wrapper(Wrapper::Leading) },
+    Program { names: &["taskset"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Leading) },
+    Program { names: &["unbuffer"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["runcon"], takes_value: &["-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"], kind: Kind::Wrapper(Wrapper::Leading) },
+    Program { names: &["strace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-E", "-P", "-I", "-b", "-a", "-X", "-O", "-S", "--output", "--attach", "--string-limit", "--user", "--env", "--trace-path", "--columns"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["ltrace"], takes_value: &["-e", "-o", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-A", "-D", "-F", "--output", "--library", "--align", "--indent"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["setpriv"], takes_value: &["--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["prlimit"], takes_value: &["-p", "--pid"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["caffeinate"], takes_value: &["-t", "-w"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["xargs"], takes_value: &["-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars", "--process-slot-var"], kind: Kind::Wrapper(Wrapper::Xargs) },
+];
+
+/// Options whose value names a file the program fills (creates, or
+/// overwrites when it exists): `(programs, options)`. Read as the row in
+/// `PROGRAMS` splits the line; the rows' own roles add the rest.
+pub(super) const FILLS: &[(&[&str], &[&str])] = &[
+    (&["tree"], &["-o"]),
+    (&["less"], &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    (&["shuf"], &["-o", "--output"]),
+    (&["sdiff"], &["-o", "--output"]),
+    (&["tar", "bsdtar", "gtar"], &["--index-file", "--volno-file"]),
+    (&["zip"], &["-O", "--output-file"]),
+    (&["rsync"], &["--log-file", "--write-batch", "--only-write-batch"]),
+    (&["wget"], &["--save-cookies", "--hsts-file"]),
+    (&["strace", "ltrace"], &["-o", "--output"]),
+    (&["time"], &["-o", "--output"]),
+];
+
+/// Options whose value names a file the program reads and writes back.
+pub(super) const UPDATES: &[(&[&str], &[&str])] = &[(&["tar", "bsdtar", "gtar"], &["-g", "--listed-incremental"])];
+
+/// Options whose value is a command the program runs (through a shell, or
+/// split into words): judged like `sh -c VALUE`.
+pub(super) const RUNS: &[(&[&str], &[&str])] = &[
+    (&["tar", "bsdtar", "gtar"], &["-I", "--use-compress-program", "--to-command", "-F", "--info-script", "--new-volume-script", "--rsh-command"]),
+    (&["sort"], &["--compress-program"]),
+    (&["sdiff", "diff3"], &["--diff-program"]),
+    (&["rsync"], &["-e", "--rsh"]),
+    (&["zip"], &["-TT", "--unzip-command"]),
+    (&["install"], &["--strip-program"]),
+    (&["rg"], &["--pre"]),
+    (&["split"], &["--filter"]),
+];
+
+/// Options whose value is a folder the program makes files in, with names
+/// only it knows: `(programs, options, what it does there)`.
+pub(super) const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
+    (&["sort"], &["-T", "--temporary-directory"], &[Create, Write, Delete]),
+    (&["rsync"], &["-T", "--temp-dir", "--partial-dir"], &[Create, Write, Delete]),
+    (&["rsync"], &["--backup-dir"], &[Create, Write]),
+    (&["zip"], &["-b", "--temp-path"], &[Create, Write, Delete]),
+    (&["zstd", "unzstd"], &["--output-dir-flat", "--output-dir-mirror"], &[Create, Write]),
+];
+
+impl Program {
+    /// Whether the program runs code its command line does not show.
+    pub(super) fn runs_code(&self) -> bool {
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_)))
+    }
+}
+
+/// Every program name the table has a row for (the audit in
+/// `tests/audit/` checks each is listed there).
+pub fn table_names() -> Vec<&'static str> {
+    PROGRAMS.iter().flat_map(|p| p.names.iter().copied()).collect()
+}
+
+pub(super) fn program(name: &str) -> Option<&'static Program> {
+    PROGRAMS.iter().find(|p| p.names.contains(&name))
+}
