@@ -55,9 +55,10 @@ parentPort.on('message', ({ slot, dir }) => {
     start(dir, (type, entry) => {
       Atomics.add(shared, EVENTS, 1);
       Atomics.add(shared, count, 1);
-      // The folder itself moved or went (reported under its own name):
-      // this watch no longer follows what is at its path.
-      if (entry === name) Atomics.store(shared, state, FAILED);
+      // The folder itself moved or went (a 'rename' under its own name;
+      // its own attributes changing is a 'change'): this watch no longer
+      // follows what is at its path.
+      if (type === 'rename' && entry === name) Atomics.store(shared, state, FAILED);
     }, () => Atomics.store(shared, state, FAILED));
     // Set once the kernel watch exists: every later change is counted.
     Atomics.store(shared, state, WATCHING);

@@ -145,6 +145,31 @@ test('a folder the watcher vouched for, swapped for a link by the next tool call
   assert.equal(d.decision, 'prompt', `a read outside the workspace: ${JSON.stringify(d.effects)}`);
 });
 
+test('a folder the watcher vouched for, moved away and made again at its path, is not vouched for by the old watch', { skip: !linux && 'the watcher runs on Linux only' }, async () => {
+  const { ws, root, req } = world('moved-watched');
+  const elsewhere = path.join(root, 'elsewhere');
+  fs.mkdirSync(elsewhere);
+  fs.mkdirSync(path.join(ws, 'a', 'sub'));
+  fs.writeFileSync(path.join(ws, 'a', 'sub', 'f'), 'x');
+  const read = req('cat a/sub/f', { fence: [] });
+  await settle();
+  core.invalidate();
+  assert.equal(core.decide(read).decision, 'allow');
+  assert.notEqual(await untilWatched(read), undefined);
+  // A tool call moves a/ away and makes a new a/sub in its place: the old
+  // watch follows the folder that moved, not what is at a/ now.
+  fs.renameSync(path.join(ws, 'a'), path.join(ws, 'a-old'));
+  fs.mkdirSync(path.join(ws, 'a', 'sub'), { recursive: true });
+  core.invalidate();
+  assert.equal(core.decide(read).decision, 'allow');
+  // The next one swaps the new a/sub for a link out of the workspace.
+  fs.rmSync(path.join(ws, 'a', 'sub'), { recursive: true });
+  fs.symlinkSync(elsewhere, path.join(ws, 'a', 'sub'));
+  core.invalidate();
+  const d = core.decide(read);
+  assert.equal(d.decision, 'prompt', `a read outside the workspace: ${JSON.stringify(d.effects)}`);
+});
+
 test('a PATH program made executable after the watcher vouched for its folder is found at once', { skip: !linux && 'the watcher runs on Linux only' }, async () => {
   const { root, req } = world('chmod-watched');
   const xbin = path.join(root, 'xbin');
