@@ -172,9 +172,7 @@ impl std::hash::Hasher for Fnv {
 
 /// The rows of `text` in order of first appearance, before the limit.
 fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usize) {
-    let mut rows: Vec<Draft<'a>> = Vec::new();
-    // (session, call) → row index, keyed by the texts the rows hold.
-    let mut index: HashMap<(Cow<'a, str>, Cow<'a, str>), usize, BuildHasherDefault<Fnv>> = HashMap::default();
+    let mut f = Folding { rows: Vec::new(), index: HashMap::default() };
     let mut skipped = 0;
     let session_filter = opts.session_id.as_deref();
     for line in text.lines() {
@@ -194,7 +192,7 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             skipped += 1;
             continue;
         }
-        let (Some(session), Some(call)) = (v.session_id, v.call_id) else {
+        let (Some(session), Some(call)) = (v.session_id.clone(), v.call_id.clone()) else {
             skipped += 1;
             continue;
         };
@@ -206,132 +204,19 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             continue;
         }
         let key = (session, call);
-        let at = index.get(&key).copied();
-        match v.kind.as_deref() {
-            Some("decision") => {
-                let outcome = match v.decision.as_deref() {
-                    Some("allow") => "allowed",
-                    Some("refuse") => "refused",
-                    Some("prompt") => "asked",
-                    _ => {
-                        skipped += 1;
-                        continue;
-                    }
-                };
-                let source = match v.source.as_deref() {
-                    None | Some("policy") => "policy",
-                    Some("rule") => "rule",
-                    Some("baseline") => "baseline",
-                    Some("fence") => "fence",
-                    Some(_) => {
-                        skipped += 1;
-                        continue;
-                    }
-                };
-                match at {
-                    // A call asked again (after a wait) keeps its first place.
-                    Some(i) if rows[i].outcome == "asked" || rows[i].action.is_none() => {
-                        let row = &mut rows[i];
-                        row.tool = v.tool.unwrap_or(Cow::Borrowed("bash"));
-                        row.command = v.command.unwrap_or_default();
-                        row.cwd = v.cwd.unwrap_or_default();
-                        row.mode = v.mode.unwrap_or_default();
-                        row.outcome = outcome;
-                        row.source = source;
-                        row.reason = v.reason.unwrap_or_default();
-                        row.rules = v.rules;
-                        row.missing = v.missing;
-                        row.action = None;
-                        row.stored = None;
-                        row.review = None;
-                        row.command_grant = v.command_grant;
-                    }
-                    Some(_) => {}
-                    None => {
-                        let (session_id, call_id) = key.clone();
-                        index.insert(key, rows.len());
-                        rows.push(Draft {
-                            time: v.time.unwrap_or_default(),
-                            session_id,
-                            call_id,
-                            tool: v.tool.unwrap_or(Cow::Borrowed("bash")),
-                            command: v.command.unwrap_or_default(),
-                            cwd: v.cwd.unwrap_or_default(),
-                            mode: v.mode.unwrap_or_default(),
-                            outcome,
-                            source,
-                            reason: v.reason.unwrap_or_default(),
-                            rules: v.rules,
-                            missing: v.missing,
-                            action: None,
-                            stored: None,
-                            review: None,
-                            command_grant: v.command_grant,
-                            kernel: Vec::new(),
-                        });
-                    }
-                }
-            }
-            Some("answer") => {
-                let Some(i) = at else {
-                    skipped += 1;
-                    continue;
-                };
-                let (action, outcome) = match v.action.as_deref().unwrap_or("") {
-                    "allow-once" => ("allow-once", "allowed"),
-                    "always-allow" => ("always-allow", "allowed"),
-                    "deny" => ("deny", "denied"),
-                    "cancelled" => ("cancelled", "cancelled"),
-                    "unavailable" => ("unavailable", "unavailable"),
-                    _ => {
-                        skipped += 1;
-                        continue;
-                    }
-                };
-                let row = &mut rows[i];
-                row.outcome = outcome;
-                row.source = "human";
-                row.action = Some(action);
-                row.stored = v.stored;
-            }
-            Some("review") => {
-                let Some(i) = at else {
-                    skipped += 1;
-                    continue;
-                };
-                let value = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()).unwrap_or(Value::Null);
-                let verdict = value(v.verdict);
-                let row = &mut rows[i];
-                let allow = verdict.as_str() == Some("ALLOW");
-                row.review = Some(serde_json::json!({
-                    "verdict": verdict,
-                    "reason": v.reason.map(|r| Value::String(r.into_owned())).unwrap_or(Value::Null),
-                    "latencyMs": value(v.latency_ms),
-                    "route": value(v.route),
-                }));
-                if allow {
-                    row.outcome = "allowed";
-                    row.source = "auto-review";
-                }
-            }
-            Some("kernel") => {
-                // Written after the call ran: what its fence denied.
-                let denied = v.denied.and_then(|r| serde_json::from_str::<Vec<Value>>(r.get()).ok());
-                let (Some(i), Some(denied)) = (at, denied) else {
-                    skipped += 1;
-                    continue;
-                };
-                let row = &mut rows[i];
-                for d in denied {
-                    let whole = d.get("path").and_then(Value::as_str).is_some_and(|p| !p.is_empty());
-                    if whole && !row.kernel.contains(&d) {
-                        row.kernel.push(d);
-                    }
-                }
-            }
-            _ => skipped += 1,
+        let at = f.index.get(&key).copied();
+        let folded = match v.kind.as_deref() {
+            Some("decision") => f.decision(key, at, v),
+            Some("answer") => at.is_some_and(|i| f.answer(i, v)),
+            Some("review") => at.is_some_and(|i| f.review(i, v)),
+            Some("kernel") => at.is_some_and(|i| f.kernel(i, v)),
+            _ => false,
+        };
+        if !folded {
+            skipped += 1;
         }
     }
+    let mut rows = f.rows;
     let before = rows.len();
     if !opts.baseline {
         // A default allow the kernel then stopped is worth seeing.
@@ -343,6 +228,127 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
         rows.drain(..rows.len() - limit);
     }
     (rows, skipped, hidden_baseline)
+}
+
+/// The rows folded so far, and where each call's row is. Each record kind
+/// folds into them; `false` means the line is not one to fold (skipped).
+struct Folding<'a> {
+    rows: Vec<Draft<'a>>,
+    /// (session, call) → row index, keyed by the texts the rows hold.
+    index: HashMap<(Cow<'a, str>, Cow<'a, str>), usize, BuildHasherDefault<Fnv>>,
+}
+
+impl<'a> Folding<'a> {
+    /// The gate's decision: a new row, or a call asked again (after a wait),
+    /// which keeps its first place.
+    fn decision(&mut self, key: (Cow<'a, str>, Cow<'a, str>), at: Option<usize>, v: Record<'a>) -> bool {
+        let outcome = match v.decision.as_deref() {
+            Some("allow") => "allowed",
+            Some("refuse") => "refused",
+            Some("prompt") => "asked",
+            _ => return false,
+        };
+        let source = match v.source.as_deref() {
+            None | Some("policy") => "policy",
+            Some("rule") => "rule",
+            Some("baseline") => "baseline",
+            Some("fence") => "fence",
+            Some(_) => return false,
+        };
+        match at {
+            Some(i) if self.rows[i].outcome == "asked" || self.rows[i].action.is_none() => {
+                let row = &mut self.rows[i];
+                row.tool = v.tool.unwrap_or(Cow::Borrowed("bash"));
+                row.command = v.command.unwrap_or_default();
+                row.cwd = v.cwd.unwrap_or_default();
+                row.mode = v.mode.unwrap_or_default();
+                row.outcome = outcome;
+                row.source = source;
+                row.reason = v.reason.unwrap_or_default();
+                row.rules = v.rules;
+                row.missing = v.missing;
+                row.action = None;
+                row.stored = None;
+                row.review = None;
+                row.command_grant = v.command_grant;
+            }
+            Some(_) => {}
+            None => {
+                let (session_id, call_id) = key.clone();
+                self.index.insert(key, self.rows.len());
+                self.rows.push(Draft {
+                    time: v.time.unwrap_or_default(),
+                    session_id,
+                    call_id,
+                    tool: v.tool.unwrap_or(Cow::Borrowed("bash")),
+                    command: v.command.unwrap_or_default(),
+                    cwd: v.cwd.unwrap_or_default(),
+                    mode: v.mode.unwrap_or_default(),
+                    outcome,
+                    source,
+                    reason: v.reason.unwrap_or_default(),
+                    rules: v.rules,
+                    missing: v.missing,
+                    action: None,
+                    stored: None,
+                    review: None,
+                    command_grant: v.command_grant,
+                    kernel: Vec::new(),
+                });
+            }
+        }
+        true
+    }
+
+    /// A human's answer to the card: the row becomes theirs.
+    fn answer(&mut self, i: usize, v: Record<'a>) -> bool {
+        let (action, outcome) = match v.action.as_deref().unwrap_or("") {
+            "allow-once" => ("allow-once", "allowed"),
+            "always-allow" => ("always-allow", "allowed"),
+            "deny" => ("deny", "denied"),
+            "cancelled" => ("cancelled", "cancelled"),
+            "unavailable" => ("unavailable", "unavailable"),
+            _ => return false,
+        };
+        let row = &mut self.rows[i];
+        row.outcome = outcome;
+        row.source = "human";
+        row.action = Some(action);
+        row.stored = v.stored;
+        true
+    }
+
+    /// The auto-reviewer's verdict: an ALLOW decides the row.
+    fn review(&mut self, i: usize, v: Record<'a>) -> bool {
+        let value = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()).unwrap_or(Value::Null);
+        let verdict = value(v.verdict);
+        let row = &mut self.rows[i];
+        let allow = verdict.as_str() == Some("ALLOW");
+        row.review = Some(serde_json::json!({
+            "verdict": verdict,
+            "reason": v.reason.map(|r| Value::String(r.into_owned())).unwrap_or(Value::Null),
+            "latencyMs": value(v.latency_ms),
+            "route": value(v.route),
+        }));
+        if allow {
+            row.outcome = "allowed";
+            row.source = "auto-review";
+        }
+        true
+    }
+
+    /// Written after the call ran: what its fence denied.
+    fn kernel(&mut self, i: usize, v: Record<'a>) -> bool {
+        let Some(denied) = v.denied.and_then(|r| serde_json::from_str::<Vec<Value>>(r.get()).ok()) else { return false };
+        let row = &mut self.rows[i];
+        for d in denied {
+            let whole = d.get("path").and_then(Value::as_str).is_some_and(|p| !p.is_empty());
+            if whole && !row.kernel.contains(&d) {
+                row.kernel.push(d);
+            }
+        }
+        true
+    }
 }
 
 /// `[]`, however spaced.
