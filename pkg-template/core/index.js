@@ -48,7 +48,7 @@ const TOKENS = 8;
 const SLOTS = 16;
 const WATCHING = 1;
 const MAX_SLOTS = 512;
-const WAIT_MS = 0.5;
+const WAIT_MS = 0.1;
 
 class Watcher {
   constructor() {
