@@ -12,11 +12,12 @@
 // short sessions of its own (benches/host-plugins/cold-start.js).
 //
 // Run after `make build` (and scripts/setup-dsh.sh):
-//   node benches/host.mjs [rounds]        (default 5 rounds)
+//   node benches/host.mjs [rounds] [--where]   (default 5 rounds; --where:
+//   one more session of (b) under the profiler, dsh-allow's stages per call)
 // DSH_ALLOW_KEEP_E2E=1 keeps the worlds under test-output/.
 
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -42,7 +43,7 @@ if (problem !== undefined) {
   console.error(`host bench: ${problem}`)
   process.exit(1)
 }
-const rounds = Number(process.argv[2] ?? 5)
+const rounds = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5)
 const MIN_CALLS = 200
 
 // ---------------------------------------------------------------------------
@@ -168,7 +169,7 @@ function freshWorkspace(w) {
 }
 
 /** One headless session running `commands`, one bash call per model step. */
-async function session(w, commands) {
+async function session(w, commands, extraEnv = {}) {
   freshWorkspace(w)
   rmSync(w.out, { force: true })
   const n = ++w.runs
@@ -190,6 +191,7 @@ async function session(w, commands) {
     ...envOf(w),
     DSH_ALLOW_BENCH_OUT: w.out,
     DSH_ALLOW_BENCH_PLUGIN: join(w.profile, 'node_modules', 'dsh-allow', 'plugin', 'index.js'),
+    ...extraEnv,
   }
   const t0 = process.hrtime.bigint()
   const { code, stdout, stderr } = await run(DSH, ['--profile', 'headless', '--patch', overlay, 'run the bench steps'], { cwd: w.ws, env })
@@ -220,6 +222,59 @@ function importAlone(w) {
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: w.profile, env: envOf(w), encoding: 'utf8' })
   if (r.status !== 0) throw new Error(`importing the plugin failed: ${r.stderr}`)
   return Number(r.stdout.trim())
+}
+
+/**
+ * Where dsh-allow's own time goes in the host: one more session of (b)
+ * under V8's sampling profiler (every 100 µs), and the time spent inside
+ * each of the plugin's stages, per call. The sampling slows everything a
+ * little; the shares are what it is for.
+ */
+const STAGES = [
+  ['gate (tools/pre-execute)', /plugin\/gate\.js$/, 'preExecute'],
+  ['  of which decide', /core\/index\.js$/, 'decide', 'preExecute'],
+  ['  of which the audit ledger', /plugin\/ledger\.js$/, 'append', 'preExecute'],
+  ['  of which the rules file', /plugin\/store\.js$/, 'load', 'preExecute'],
+  ['guard (decides again, with the call\'s grants)', /plugin\/gate\.js$/, 'guard'],
+  ['confine (the runner\'s profile and argv)', /plugin\/confine\.js$/, 'confine'],
+  ['post-execute (proof restarted, removals, kernel denials)', /plugin\/gate\.js$/, 'postExecute'],
+  ['decide, all calls', /core\/index\.js$/, 'decide'],
+  ['  of which preparing the policy (its roots looked up)', /core\/index\.js$/, 'rootCanonical'],
+  ['  of which proving the generation', /core\/index\.js$/, 'proven'],
+  ['  of which the wasm core and its host calls', /wasm\/nodejs\/dsh_allow\.js$/, 'decideIn'],
+]
+
+async function whereTimeGoes(w, commands) {
+  const dir = join(w.root, 'cpu-profile')
+  rmSync(dir, { recursive: true, force: true })
+  const s = await session(w, commands, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-interval=100` })
+  const url = (n) => n.callFrame.url.replace(/^file:\/\//, '')
+  let best
+  for (const f of readdirSync(dir)) {
+    const p = JSON.parse(readFileSync(join(dir, f), 'utf8'))
+    const hits = p.nodes.filter((n) => /dsh-allow\/plugin\/gate\.js$/.test(url(n))).length
+    if (best === undefined || hits > best.hits) best = { p, hits }
+  }
+  const { p } = best
+  const byId = new Map(p.nodes.map((n) => [n.id, n]))
+  const parent = new Map()
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const spent = STAGES.map(() => 0)
+  for (let i = 0; i < p.samples.length; i++) {
+    const dt = p.timeDeltas[i + 1] ?? 0
+    const stack = []
+    for (let id = p.samples[i]; id !== undefined; id = parent.get(id)) stack.push(byId.get(id))
+    STAGES.forEach(([, file, fn, within], k) => {
+      const at = stack.findIndex((n) => n.callFrame.functionName === fn && file.test(url(n)))
+      if (at < 0) return
+      if (within !== undefined && !stack.slice(at + 1).some((n) => n.callFrame.functionName === within && /plugin\/gate\.js$/.test(url(n)))) return
+      spent[k] += dt
+    })
+  }
+  const calls = s.calls.length
+  console.log('')
+  console.log(`where dsh-allow's time goes in the host ((b), one session of ${calls} calls under the sampling profiler), µs per call:`)
+  STAGES.forEach(([label], k) => console.log(`  ${label.padEnd(58)} ${(spent[k] / calls).toFixed(0).padStart(6)}`))
 }
 
 function run(cmd, args, { cwd, env }) {
@@ -315,6 +370,7 @@ try {
   const cq = (k) => ms(quantile(colds.map((x) => x[k]), 0.5))
   console.log(`cold start (median of ${colds.length}): import of the plugin ${cq('importMs')} ms (alone, host packages loaded; in the host ${cq('loadMs')} ms of wall time, other plugins loading alongside), apply ${cq('applyMs')} ms, first decision ${cq('decideMs')} ms: ${ms(quantile(colds.map((x) => x.importMs + x.applyMs + x.decideMs), 0.5))} ms in all; then the first call's pre-execute ${cq('firstGateMs')} ms, the whole first call ${cq('firstCallMs')} ms`)
   console.log(`load after: ${load()}`)
+  if (process.argv.includes('--where')) await whereTimeGoes(worlds.b, sequence)
 } finally {
   for (const w of Object.values(worlds)) cleanup(w)
   if (!process.env.DSH_ALLOW_KEEP_E2E) rmSync(templateRoot, { recursive: true, force: true })
