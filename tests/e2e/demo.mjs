@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cleanup, makeWorld, missingPrerequisite, runDsh } from './harness.mjs'
+import { sourceOf } from '../../plugin/ledger.js'
 
 const missing = missingPrerequisite()
 if (missing) {
@@ -38,11 +39,16 @@ const status = run.answerer.find((x) => x.kind === 'command')?.result?.text ?? '
 const decided = run.answerer.filter((x) => x.kind === 'decided').map((x) => x.record)
 const results = run.answerer.filter((x) => x.kind === 'result')
 
+// Who decided, as the ledger and the Approvals tab name it.
 const whoDecided = (record) => {
   if (record === undefined) return '-'
   if (record.rulesError) return 'rules file unreadable'
-  const tiers = new Set((record.effects ?? []).filter((e) => record.decision === 'allow' || !e.granted).map((e) => e.tier))
-  return [...tiers].join('+') || (record.reason ? 'opaque command' : '-')
+  return sourceOf(record)
+}
+// What the kernel denied once the call ran, as the ledger records it.
+const denied = (record) => {
+  const k = decided.find((r) => r.kind === 'kernel' && r.callId === record?.callId)
+  return (k?.denied ?? []).map((d) => `${d.capability ?? 'access'} ${d.path}`).join('; ')
 }
 const kernel = (result) => {
   const sandbox = result?.value?.sandbox
@@ -51,13 +57,14 @@ const kernel = (result) => {
 }
 
 console.log(`dsh-allow demo in a real DSH 0.1.0-rc.8 headless session (workspace ${world.ws})`)
-console.log(status.split('\n').filter((l) => /Kernel fence|Why:/.test(l)).join('\n'))
+console.log(status.split('\n').filter((l) => /Kernel fence|Why:|Persistence/.test(l)).join('\n'))
 console.log('(with the fence off, the "kernel" column is DSH\'s own sandbox provider)\n')
 for (const [i, command] of commands.entries()) {
   const record = decided.find((r) => r.command === command)
   const result = results[i]
   console.log(command)
   console.log(`  decision: ${record?.decision ?? '-'}   decided by: ${whoDecided(record)}   kernel: ${kernel(result)}`)
+  if (denied(record)) console.log(`  ledger: denied by the kernel: ${denied(record)}`)
   if (result?.isError) console.log(`  ${result.text.replace(/\s+/g, ' ').slice(0, 200)}`)
 }
 
