@@ -52,10 +52,12 @@ export class RulesStore {
   load() {
     let stamp
     try {
-      const st = statSync(this.file)
+      // No file is the common case: asked without an exception (a thrown
+      // ENOENT cost more than the rest of a decision).
+      const st = statSync(this.file, { throwIfNoEntry: false })
+      if (st === undefined) return this.remember('missing', emptyLoad())
       stamp = `${st.ino}:${st.size}:${st.mtimeMs}`
     } catch (error) {
-      if (error.code === 'ENOENT') return this.remember('missing', emptyLoad())
       return this.remember(undefined, failedLoad(`${error.code ?? 'error'}: ${error.message}`))
     }
     if (this.cached?.stamp === stamp) return this.cached.load

@@ -43,10 +43,16 @@ impl PolicyKey {
     }
 }
 
+/// Prepared policies kept: a call is decided twice (the gate, then the
+/// guard with its own one-shot grants), and a git line's grants differ
+/// from its gate's, so one slot would prepare every such call twice.
+const PREPARED_SLOTS: usize = 2;
+
 thread_local! {
-    /// The last prepared policy, reused while its inputs and the host's
-    /// generation are unchanged (preparing it asks the host about ~80 roots).
-    static PREPARED: RefCell<Option<(PolicyKey, u64, Rc<Policy>)>> = const { RefCell::new(None) };
+    /// The last prepared policies, newest first, each reused while its
+    /// inputs and the host's generation are unchanged (preparing one asks
+    /// the host about ~80 roots).
+    static PREPARED: RefCell<Vec<(PolicyKey, u64, Rc<Policy>)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Policy> {
@@ -63,7 +69,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
     let hit = PREPARED.with(|cell| {
-        cell.borrow().as_ref().filter(|(k, g, _)| *g == generation && k.matches(req, home)).map(|(_, _, p)| p.clone())
+        cell.borrow().iter().find(|(k, g, _)| *g == generation && k.matches(req, home)).map(|(_, _, p)| p.clone())
     });
     if let Some(p) = hit {
         return p;
@@ -79,14 +85,20 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         grants: req.grants.clone(),
         protected_files: req.protected_files.clone(),
     };
-    PREPARED.with(|cell| *cell.borrow_mut() = Some((key, generation, p.clone())));
+    PREPARED.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        // Another generation's are stale: the host vouches for one only.
+        kept.retain(|(_, g, _)| *g == generation);
+        kept.insert(0, (key, generation, p.clone()));
+        kept.truncate(PREPARED_SLOTS);
+    });
     p
 }
 
 /// Drop what was prepared and looked up for reuse: a host that failed a
 /// question while it was made must not have its guesses kept.
 pub fn forget_reused() {
-    PREPARED.with(|cell| cell.borrow_mut().take());
+    PREPARED.with(|cell| cell.borrow_mut().clear());
     PROGRAMS.with(|p| *p.borrow_mut() = Default::default());
 }
 
