@@ -224,3 +224,48 @@ fn the_runner_reports_the_surfaces_it_shut() {
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["persistence"]["state"], "shut", "{status}");
 }
+
+#[test]
+fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() {
+    // Root runs this suite here; the runner takes another path for anyone
+    // else (unshare with CLONE_NEWUSER, its own id mapped to itself).
+    let is_root = unsafe { libc::geteuid() } == 0;
+    if !is_root || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("SKIP unprivileged runner: needs root and setpriv to become another user here");
+        return;
+    }
+    if dsh_allow::runner::landlock_abi() == 0 {
+        eprintln!("SKIP unprivileged runner: this kernel has no Landlock");
+        return;
+    }
+    // Under /tmp: the other user cannot reach root's home, where the other
+    // trees live (the baseline opens /tmp, so only the mounts refuse here).
+    let base = std::env::temp_dir().join(format!("dsh-allow-unprivileged-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&base);
+    for d in ["ws/.git/hooks", "home", "harness"] {
+        fs::create_dir_all(base.join(d)).unwrap();
+    }
+    fs::write(base.join("ws/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(base.join("ws/.git/config"), "[core]\n").unwrap();
+    let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(&base).status().unwrap();
+    assert!(chown.success());
+    let runner = base.join("dsh-allow");
+    fs::copy(BIN, &runner).unwrap();
+    let p = |rel: &str| base.join(rel).to_string_lossy().into_owned();
+    let profile = json!({ "workspace": p("ws"), "home": p("home"), "harnessHome": p("harness"), "platform": "linux", "mode": "workspace-write" });
+    let out = Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&runner)
+        .args(["run", "--profile-json", &profile.to_string(), "--report-fence", "--", "/bin/sh", "-c"])
+        .arg("id -u; echo x > .git/hooks/pre-commit; echo x >> .git/config; echo ok > f")
+        .current_dir(base.join("ws"))
+        .env("HOME", base.join("home"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let _ = fs::remove_dir_all(&base);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "65534", "the command ran as the user, not as root in the namespace");
+    assert!(err.contains("dsh-allow persistence: shut (2 surfaces)"), "{err}");
+    assert_eq!(err.matches("Read-only file system").count(), 2, "the hook and the config were writable: {err}");
+}
