@@ -151,11 +151,9 @@ export declare const nodeHost: Host;
  * Something may have moved files (a tool call ran): before `nodeHost` reuses
  * what it read (folders on the way to named paths, the policy's roots, PATH
  * answers), it proves that every lookup they came from would answer the
- * same (a folder with no event since, on Linux; else unchanged folder times;
- * else the lookups made again), and starts afresh if one would not.
- * Without a call it proves it once a second, by times and lookups. The
- * named path itself is always looked up afresh. On Linux the first call
- * starts a watcher thread (inotify), which never keeps the process alive.
+ * same (unchanged folder times, one `stat` per folder; else the lookups
+ * made again), and starts afresh if one would not. Without a call it proves
+ * it once a second. The named path itself is always looked up afresh.
  */
 export declare function invalidate(): void;
 

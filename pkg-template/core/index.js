@@ -4,11 +4,9 @@
 // The wasm-bindgen `nodejs` output is CommonJS and loads its .wasm
 // synchronously, so this module is ready as soon as it is imported.
 import { createRequire } from 'node:module';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
 const wasm = require('./wasm/nodejs/dsh_allow.js');
@@ -16,180 +14,6 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // Every export of the core (parseRules, renderRules, version, newRuleId, and
 // whatever is added later) flows through unchanged; `decide` is wrapped below.
 export * from './wasm/nodejs/dsh_allow.js';
-
-/**
- * The folder watcher (Linux): a thread of its own (watcher.js) watches each
- * recorded folder (inotify, through fs.watch) and counts its events in
- * memory shared with this thread, so that after a tool call a folder where
- * nothing happened is vouched for with no system call.
- *
- * Counting alone would not do: events reach the watcher a moment after the
- * change, and the kernel's queue drops events when it overflows. So:
- *  - after each tool call `invalidate()` renames a sentinel file in a folder
- *    the watcher also watches, to a name no one else can know (a sequence
- *    number and a random part written into shared memory just before); the
- *    kernel queues events in order, so once the watcher has seen that
- *    rename it has counted every change the finished tool call made. A
- *    decide waits for it at most WAIT_MS, else looks at the folders itself;
- *  - the watcher's inotify instance holds only these watches, so every
- *    event that fills its queue is counted. A queue that overflowed held
- *    `max_queued_events` of them unread; when half that many were counted
- *    since the folders were last all looked at, the watcher vouches for
- *    nothing until they have been again;
- *  - a watch whose folder moved or went stops vouching (its events name the
- *    folder itself), and so does a watcher that failed or has not started.
- * It starts at the first tool call, not at load: a process that never
- * calls `invalidate()` pays nothing for it.
- */
-const ACKED = 0; // layout shared with watcher.js
-const EVENTS = 1;
-const READY = 2;
-const TOKENS = 8;
-const SLOTS = 16;
-const WATCHING = 1;
-const MAX_SLOTS = 512;
-const WAIT_MS = 0.1;
-
-class Watcher {
-  constructor() {
-    this.state = process.platform === 'linux' ? 'idle' : 'off';
-    this.shared = undefined;
-    this.worker = undefined;
-    this.dir = undefined;
-    this.sentinel = undefined;
-    this.sentN = 0;
-    /** The sentinel the next watched-only proof needs seen; -1: none sent since the last tool call. */
-    this.required = -1;
-    /** Events counted when every folder was last looked at without the watcher. */
-    this.baseline = 0;
-    this.limit = 0;
-    this.slots = new Map();
-    this.nextSlot = 0;
-    this.timely = true;
-    this.tokens = new Int32Array(64);
-    this.nextToken = this.tokens.length;
-  }
-
-  start() {
-    this.state = 'off';
-    let dir;
-    try {
-      const max = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
-      if (!(max >= 2)) return;
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-allow-watch-'));
-      this.sentinel = '0-0';
-      fs.writeFileSync(path.join(dir, this.sentinel), '');
-      const buffer = new SharedArrayBuffer(4 * (SLOTS + 2 * MAX_SLOTS));
-      this.shared = new Int32Array(buffer);
-      this.worker = new Worker(new URL('./watcher.js', import.meta.url), { workerData: { buffer, sentinelDir: dir } });
-      this.limit = Math.floor(max / 2);
-    } catch {
-      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
-      return;
-    }
-    this.dir = dir;
-    this.worker.unref();
-    const stop = () => {
-      this.state = 'off';
-    };
-    this.worker.on('error', stop);
-    this.worker.on('exit', stop);
-    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-    this.state = 'up';
-  }
-
-  up() {
-    return this.state === 'up' && Atomics.load(this.shared, READY) === 1;
-  }
-
-  token() {
-    if (this.nextToken === this.tokens.length) {
-      crypto.getRandomValues(this.tokens);
-      this.nextToken = 0;
-    }
-    return this.tokens[this.nextToken++];
-  }
-
-  /** A tool call finished: send the sentinel behind whatever it changed. */
-  sent() {
-    if (this.state === 'idle') this.start();
-    this.required = -1;
-    if (!this.up()) return;
-    const n = this.sentN + 1;
-    const token = this.token();
-    Atomics.store(this.shared, TOKENS + (n % 8), token);
-    const name = `${n}-${token}`;
-    try {
-      fs.renameSync(path.join(this.dir, this.sentinel), path.join(this.dir, name));
-    } catch {
-      try {
-        fs.writeFileSync(path.join(this.dir, name), '');
-      } catch {
-        return;
-      }
-    }
-    this.sentinel = name;
-    this.sentN = n;
-    this.required = n;
-  }
-
-  /** Every event up to the last tool call's sentinel is counted (waiting
-   * for it at most WAIT_MS, unless it came late last time), and not so many
-   * that the kernel's queue may have dropped some. */
-  caughtUp() {
-    if (this.required < 0 || !this.up()) return false;
-    const shared = this.shared;
-    let acked = Atomics.load(shared, ACKED);
-    if (acked < this.required && this.timely) {
-      const deadline = performance.now() + WAIT_MS;
-      for (;;) {
-        const left = deadline - performance.now();
-        if (left <= 0) break;
-        Atomics.wait(shared, ACKED, acked, left);
-        acked = Atomics.load(shared, ACKED);
-        if (acked >= this.required) break;
-      }
-    }
-    this.timely = acked >= this.required;
-    if (!this.timely) return false;
-    return ((Atomics.load(shared, EVENTS) - this.baseline) >>> 0) < this.limit;
-  }
-
-  events() {
-    return this.state === 'up' ? Atomics.load(this.shared, EVENTS) : 0;
-  }
-
-  /** Every folder was looked at without the watcher, from `counted` on. */
-  provedAt(counted) {
-    this.baseline = counted;
-  }
-
-  /** The slot counting `dir`'s events (asked for if need be), or -1. */
-  slotFor(dir) {
-    if (this.state !== 'up') return -1;
-    const slot = this.slots.get(dir);
-    if (slot !== undefined && Atomics.load(this.shared, SLOTS + 2 * slot) <= WATCHING) return slot;
-    if (this.nextSlot >= MAX_SLOTS) return -1;
-    const fresh = this.nextSlot++;
-    this.slots.set(dir, fresh);
-    this.worker.postMessage({ slot: fresh, dir });
-    return fresh;
-  }
-
-  watching(slot) {
-    return slot >= 0 && this.state === 'up' && Atomics.load(this.shared, SLOTS + 2 * slot) === WATCHING;
-  }
-
-  count(slot) {
-    return slot >= 0 && this.state === 'up' ? Atomics.load(this.shared, SLOTS + 2 * slot + 1) : 0;
-  }
-
-  /** Watched, and no event since `seen` was read. */
-  quiet(slot, seen) {
-    return this.watching(slot) && Atomics.load(this.shared, SLOTS + 2 * slot + 1) === seen;
-  }
-}
-const watcher = new Watcher();
 
 /** How long (ms) reused answers go at most without every folder behind them
  * being looked at again (`stat`), whatever else vouches for them. */
@@ -210,10 +34,7 @@ let folders = { generation: -1, real: new Map(), outside: new Set() };
  *
  * Proving it is checked after a tool call (`invalidate()`) and at least once
  * a second. A folder whose entries did not change needs none of its steps
- * looked up again; it is vouched for, cheapest first, by
- *  - the watcher (Linux, `Watcher` above): no event in the folder since it
- *    was last looked at, once every event the finished tool call caused has
- *    been counted (its sentinel came back); no system call;
+ * looked up again; it is vouched for by
  *  - its identity and times (`stat`): making, removing or renaming an entry
  *    (a link swapped for a folder included) changes its folder's mtime and
  *    ctime. Times are coarse, so a folder changed within the second before
@@ -221,8 +42,10 @@ let folders = { generation: -1, real: new Map(), outside: new Set() };
  *    which changes the file's times, not the folder's);
  *  - else its steps are looked up again, and the generation ends only if one
  *    answers differently.
- * The once-a-second check uses times and lookups only (what a watch cannot
- * see: a mount over a folder, a change made on another machine).
+ * A watcher thread (inotify) once spared those `stat`s after a quiet tool
+ * call, but it cost the host more than it saved: a Node worker adds ~14 MiB
+ * to the host process, and on this kind of VM every MiB costs ~0.12 ms in
+ * each fork the host makes to run a tool call (README, Performance).
  * Pseudo file systems, whose folders do not record new entries, are never
  * vouched for.
  */
@@ -230,7 +53,7 @@ const MAX_FOLDERS = 128;
 const UNTRACKED = ['/proc', '/sys', '/dev/pts'];
 let gen = newGeneration(0);
 let dirty = false;
-/** When every folder was last looked at without the watcher's help. */
+/** When every folder was last proven. */
 let provedAt = -Infinity;
 
 function newGeneration(id) {
@@ -253,10 +76,10 @@ function stamp(dir) {
 /** A name is about to be looked up in `dir` and the answer reused: the
  * folder's record (its times taken before the lookup), or undefined when
  * nothing is kept for it. Pseudo file systems are never vouched for; the
- * reserved system trees are not watched (what is read there is reused for
+ * reserved system trees are not tracked (what is read there is reused for
  * STABLE_MS regardless, see SYSTEM) unless `always`: a link there may lead
  * out of them. */
-function watch(dir, always = false) {
+function tracked(dir, always = false) {
   if (!always && isSystem(dir)) return undefined;
   let f = gen.folders.get(dir);
   if (f !== undefined) return f;
@@ -266,8 +89,8 @@ function watch(dir, always = false) {
   }
   const s = stamp(dir);
   // `modes`: a step depends on an entry's mode, which its folder's times
-  // do not show (the watcher does).
-  f = { dir, key: s.key, hot: s.recent, steps: new Map(), modes: false, slot: watcher.slotFor(dir), seen: 0, verified: false };
+  // do not show: asked again at every proof.
+  f = { dir, key: s.key, hot: s.recent, steps: new Map(), modes: false };
   gen.folders.set(dir, f);
   return f;
 }
@@ -327,15 +150,10 @@ function unchangedSteps(f, still) {
 }
 
 /** Whether every step of the generation still answers the same (see
- * above); `evented`: the watcher is caught up and may vouch. */
-function proven(evented) {
+ * above). */
+function proven() {
   if (gen.unprovable || gen.folders.size > MAX_FOLDERS || gen.path !== process.env.PATH) return false;
   for (const f of gen.folders.values()) {
-    if (f.slot < 0) f.slot = watcher.slotFor(f.dir);
-    if (evented && f.verified && watcher.quiet(f.slot, f.seen)) continue;
-    // Read before looking: a watch up by now counts every later change.
-    const watching = watcher.watching(f.slot);
-    const seen = watcher.count(f.slot);
     const s = stamp(f.dir);
     const still = s.key === f.key && !f.hot;
     if (!unchangedSteps(f, still)) return false;
@@ -343,8 +161,6 @@ function proven(evented) {
       f.key = s.key;
       f.hot = s.recent;
     }
-    f.verified = watching;
-    f.seen = seen;
   }
   return true;
 }
@@ -352,7 +168,6 @@ function proven(evented) {
 /** A tool call ran: what was read so far is checked before it is reused. */
 export function invalidate() {
   dirty = true;
-  watcher.sent();
 }
 
 function lstat(p) {
@@ -372,14 +187,14 @@ const MISSING = Symbol('missing');
  * folder on the way, a policy root), so the step is recorded. */
 function child(dir, name, state, kept = true) {
   const here = dir === '/' ? `/${name}` : `${dir}/${name}`;
-  const f = kept ? watch(dir) : undefined;
+  const f = kept ? tracked(dir) : undefined;
   if (!isSystem(here)) state.outside = true;
   let answer = lookup(here);
   // A link may lead out of the system trees (to /etc, home…): the folder
   // holding it is recorded even there, and looked up again once its times
   // are taken.
   if (kept && f === undefined && answer[0] === 'L') {
-    const held = watch(dir, true);
+    const held = tracked(dir, true);
     if (held !== undefined) {
       answer = lookup(here);
       record(held, name, answer);
@@ -504,7 +319,7 @@ function which(name, pathVar = process.env.PATH ?? '') {
     if (state.missing) continue;
     const answer = runnable(real);
     const at = real.lastIndexOf('/');
-    record(watch(real.slice(0, at) || '/'), `!${real.slice(at + 1)}`, answer);
+    record(tracked(real.slice(0, at) || '/'), `!${real.slice(at + 1)}`, answer);
     if (answer === 'x') return path.resolve(dir, name);
   }
   return null;
@@ -516,13 +331,8 @@ function generation() {
   const now = Date.now();
   const due = now - provedAt >= GENERATION_MS;
   if (!dirty && !due) return gen.id;
-  const evented = !due && watcher.caughtUp();
-  const counted = watcher.events();
-  if (!proven(evented)) gen = newGeneration(gen.id + 1);
-  if (!evented) {
-    provedAt = now;
-    watcher.provedAt(counted);
-  }
+  if (!proven()) gen = newGeneration(gen.id + 1);
+  provedAt = now;
   dirty = false;
   return gen.id;
 }
@@ -604,7 +414,7 @@ function hostKind(p) {
 
 /** A root of the policy (workspace, baseline and rule roots): asked when the
  * core prepares its policy, which it keeps for the generation, so the folder
- * it is found in is watched like the folders on the way. */
+ * it is found in is tracked like the folders on the way. */
 function rootCanonical(p) {
   p = String(p);
   return isSystem(p) ? cachedCanonical(p) : canonical(p, undefined, true);
