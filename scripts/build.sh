@@ -44,7 +44,7 @@ out="$ROOT/target/wasm-pack"
 stamp="$out/.built"
 # wasm-bindgen and wasm-opt rerun on every wasm-pack call even when cargo has
 # nothing to do; skip both when no input changed since the last good build.
-if [ -f "$stamp" ] && [ -z "$(find src Cargo.toml Cargo.lock scripts/wasm-env.sh scripts/wasm-shim.h -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
+if [ -f "$stamp" ] && [ -z "$(find src build.rs Cargo.toml Cargo.lock scripts/wasm-env.sh scripts/wasm-shim.h -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
   log "wasm core up to date ($out)"
 else
   (

@@ -161,7 +161,7 @@ fn matches(g: &CommandGrant, input: &MatchInput, host: &dyn Host) -> Result<(), 
     let want = configured(g, host).ok_or_else(|| format!("`{}` is not on PATH", g.command))?;
     let name = paths::file_name(&g.command).to_string();
     let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("grammar");
+    parser.set_language(&crate::shell::grammar::bash()).expect("grammar");
     let shadow: String = input.command.bytes().map(|b| if b < 0x80 { b as char } else { 'x' }).collect();
     let tree = parser.parse(&shadow, None).ok_or("the line cannot be parsed")?;
     let root = tree.root_node();

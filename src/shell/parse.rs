@@ -150,7 +150,7 @@ thread_local! {
     static WALKS: RefCell<WalkCache> = RefCell::new(Default::default());
     static PARSER: RefCell<Parser> = RefCell::new({
         let mut p = Parser::new();
-        p.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("tree-sitter-bash matches the runtime");
+        p.set_language(&super::grammar::bash()).expect("tree-sitter-bash matches the runtime");
         p
     });
 }
