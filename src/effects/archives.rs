@@ -4,6 +4,7 @@
 use super::*;
 
 /// `unzip`: the archive read, names made in the target folder.
+#[inline(never)]
 pub(super) fn unzip(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     let list_only = s.short('l') || s.short('t') || s.short('Z') || s.short('p');
@@ -16,6 +17,7 @@ pub(super) fn unzip(s: &Split, sink: &mut Sink) {
 }
 
 /// `zip`: the archive created or written, its sources read.
+#[inline(never)]
 pub(super) fn zip(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     let Some(archive) = ops.first() else { return };
@@ -35,6 +37,7 @@ pub(super) fn zip(s: &Split, sink: &mut Sink) {
 }
 
 /// gzip and kin: each file read and replaced by its compressed (or decompressed) twin.
+#[inline(never)]
 pub(super) fn compress(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     let to_stdout = s.short('c') || s.has(&["--stdout", "--to-stdout", "-l", "--list", "-t", "--test"]);

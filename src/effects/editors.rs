@@ -5,6 +5,7 @@
 use super::*;
 
 /// `sed`: files read, and edited in place with `-i`; scripts that open files are opaque.
+#[inline(never)]
 pub(super) fn sed(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     if sed_touches_files(s) {
@@ -31,6 +32,7 @@ pub(super) fn sed(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// The vim family: operands read and saved by renaming beside them (program-bound create and delete).
+#[inline(never)]
 pub(super) fn vim(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     // Script files and a vimrc are read; `-w`/`-W` record keys to a file.
@@ -60,6 +62,7 @@ pub(super) fn vim(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// `ed FILE`: read and written back in place; its commands come from stdin.
+#[inline(never)]
 pub(super) fn ed(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     for op in ops.iter().filter(|op| !op.text().starts_with('!')) {

@@ -4,6 +4,7 @@
 use super::*;
 
 /// `curl`: outputs, uploads, config and cookie files its options name.
+#[inline(never)]
 pub(super) fn curl(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     // -o names are relative to --output-dir when one is given.
@@ -53,6 +54,7 @@ pub(super) fn curl(s: &Split, sink: &mut Sink) {
 }
 
 /// `wget`: outputs, logs and input files its options name.
+#[inline(never)]
 pub(super) fn wget(s: &Split, sink: &mut Sink) {
     let mut named = false;
     for v in s.values(&["-O", "--output-document"]) {

@@ -848,6 +848,10 @@ fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], cwd: &Cwd, cx: 
     run(rest, &cwd, cx, depth, out);
 }
 
+/// Each role's reader is kept out of line (`#[inline(never)]` on them):
+/// inlined, this dispatch was one 69 KB wasm function, and V8's optimizing
+/// compiler kept ~18 MiB in the host process after compiling it, memory that
+/// every fork the host makes then copies (README, Performance).
 fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     match role {
         Role::Each(_) if name == "file" && s.short('C') => readers::file_compile(sink),
@@ -925,6 +929,7 @@ fn renames_beside(sink: &mut Sink, program: &str, file: &Arg, why: &str) {
 /// git: the worktree-rewriting subcommands replace tracked files (unlink
 /// and create again), which needs delete across the worktree; `.git` itself
 /// is tool state. `rm`/`mv` name their paths.
+#[inline(never)]
 fn git(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
     let mut cwd = sink.cwd.clone();
@@ -1246,6 +1251,7 @@ fn link_target(sink: &Sink, src: &Arg, at: &str, d: &str, symbolic: bool) -> Opt
 /// What cp / mv / ln / install / rsync do besides copying to the
 /// destination: backups beside it, the folders `install -D` makes, a
 /// destination `-f` replaces, the paths rsync -R recreates.
+#[inline(never)]
 fn transfer_extras(name: &str, s: &Split, sink: &mut Sink) {
     let mut ops: Vec<&Arg> = s.operands.clone();
     ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
@@ -1290,6 +1296,7 @@ fn transfer_extras(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// cp / mv / ln / install / rsync: sources and one destination.
+#[inline(never)]
 fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
     let no_target_dir = s.short('T') || s.has(&["--no-target-directory"]);
@@ -1415,6 +1422,7 @@ fn transfer_to(role: Role, sources: &[&Arg], dest: &Arg, no_target_dir: bool, sy
     }
 }
 
+#[inline(never)]
 fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     // Old style: the first word is a bundle of mode letters without a dash.
     let bundle = args.first().and_then(Arg::literal).filter(|t| !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic())).unwrap_or("");
@@ -1477,6 +1485,7 @@ fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
     }
 }
 
+#[inline(never)]
 fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
     // Start points come before the first expression word.
     let mut starts = Vec::new();
@@ -1575,6 +1584,7 @@ fn trap(args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis)
     }
 }
 
+#[inline(never)]
 fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     let Some(pos) = args.iter().position(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))) else {
         // `bash script.sh [args]` reads the script; the kernel bounds what it does.
@@ -1619,6 +1629,7 @@ fn nested_program(program: &Arg, sink: &mut Sink, depth: usize) {
     }
 }
 
+#[inline(never)]
 fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
     let inline: &[&str] = match name {
         "node" | "nodejs" | "deno" | "bun" => &["-e", "--eval", "-p", "--print"],

@@ -10,6 +10,7 @@
 use super::{create_or_write, run, split, Arg, Capability::*, Sink, Split};
 
 /// Judges `name ARGS…`.
+#[inline(never)]
 pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
     match name {
         "npm" | "pnpm" | "yarn" => node(name, args, sink),

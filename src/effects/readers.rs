@@ -4,12 +4,14 @@
 use super::*;
 
 /// `file -C`: compiles the magic files into NAME.mgc in the working directory.
+#[inline(never)]
 pub(super) fn file_compile(sink: &mut Sink) {
     // file -C compiles the -m magic files into NAME.mgc in the working directory.
     sink.unknown_names_in(None, &[Create, Write], "file -C writes the compiled magic file in the working directory");
 }
 
 /// Every operand gets these capabilities (`mkdir -p` and `rmdir -p` also their missing or emptied parents).
+#[inline(never)]
 pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     let parents = s.short('p') || s.has(&["--parents"]);
@@ -31,6 +33,7 @@ pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) 
 }
 
 /// Reads its operands, or the working directory when there are none.
+#[inline(never)]
 pub(super) fn list_or_cwd(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     if ops.is_empty() {
@@ -42,6 +45,7 @@ pub(super) fn list_or_cwd(s: &Split, sink: &mut Sink) {
 }
 
 /// The first operand is a pattern or program unless an option gave one; the rest are read.
+#[inline(never)]
 pub(super) fn read_after_first(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     if name.ends_with("awk") && awk_touches_files(s) {
@@ -67,6 +71,7 @@ pub(super) fn read_after_first(name: &str, s: &Split, args: &[Arg], sink: &mut S
 }
 
 /// `jq`: filter files read, `-i` (gojq) writes in place.
+#[inline(never)]
 pub(super) fn jq(s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     let filter_given = s.has(&["-f", "--from-file"]);
@@ -98,6 +103,7 @@ pub(super) fn jq(s: &Split, args: &[Arg], sink: &mut Sink) {
 }
 
 /// `sort`: operands read, `-o FILE` written.
+#[inline(never)]
 pub(super) fn sort(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     for v in s.values(&["-o", "--output"]) {
@@ -111,6 +117,7 @@ pub(super) fn sort(s: &Split, sink: &mut Sink) {
 }
 
 /// `uniq [in [out]]`: the first read, the second written.
+#[inline(never)]
 pub(super) fn in_out(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     if let Some(i) = ops.first() {
@@ -134,6 +141,7 @@ pub(super) fn opaque(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// `yq`: files read, written in place with `-i`.
+#[inline(never)]
 pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     let ops = &s.operands;
     operands(Role::Jq, name, s, args, sink, depth);

@@ -61,6 +61,7 @@ fn value_of(opts: &[(String, Option<Arg>)], names: &[&str]) -> Option<Arg> {
 
 /// `flock [opts] FILE cmd…`, `flock [opts] FILE -c CMD`, `flock [opts] FD`.
 /// The lock file is opened for reading, and made when it is missing.
+#[inline(never)]
 pub(super) fn flock(args: &[Arg], sink: &mut Sink, depth: usize) {
     let (_, i) = leading_options(args, &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], false);
     let Some(target) = args.get(i) else { return };
@@ -83,6 +84,7 @@ pub(super) fn flock(args: &[Arg], sink: &mut Sink, depth: usize) {
 /// `script [opts] [FILE]`: the session is logged to FILE (`typescript` when
 /// no log is named), and `-c CMD` runs through the shell; without it an
 /// interactive shell reads its commands from standard input.
+#[inline(never)]
 pub(super) fn script(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     let logs = s.values(&["-I", "-O", "-B", "-T", "--log-in", "--log-out", "--log-io", "--log-timing", "--timing"]);
     for log in &logs {
@@ -107,6 +109,7 @@ pub(super) fn script(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
 
 /// `watch [opts] CMD…`: the words are joined with spaces and run by
 /// `sh -c`, or exec'd as they are with `-x`.
+#[inline(never)]
 pub(super) fn watch(args: &[Arg], sink: &mut Sink, depth: usize) {
     let (opts, i) = leading_options(args, &["-n", "-q", "--interval", "--equexit"], false);
     let rest = &args[i..];
@@ -129,6 +132,7 @@ pub(super) fn watch(args: &[Arg], sink: &mut Sink, depth: usize) {
 /// `runuser -u USER CMD…` runs CMD itself. A login (`-`, `-l`) starts in the
 /// user's home, which the line does not name; `~` is that user's home too.
 /// With no command, the shell reads its commands from standard input.
+#[inline(never)]
 pub(super) fn switch_user(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
     let values = &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"];
     let (opts, mut i) = leading_options(args, values, false);

@@ -33,6 +33,7 @@ fn made_from_prefix(sink: &mut Sink, prefix: &Arg, why: &str) {
 
 /// `split [FILE [PREFIX]]` (pieces `PREFIXaa`…, prefix `x`) and
 /// `csplit FILE PATTERN…` (pieces `xx00`…, prefix `-f`).
+#[inline(never)]
 pub(super) fn split_pieces(name: &str, s: &Split, sink: &mut Sink) {
     if let Some(input) = s.operands.first() {
         sink.path(input, Read);
@@ -52,6 +53,7 @@ pub(super) fn split_pieces(name: &str, s: &Split, sink: &mut Sink) {
 /// (or folder) whose name only mktemp knows. Without a template, or with
 /// `-t`/`--tmpdir`, it is made in `$TMPDIR`, taken here as `/tmp`; a
 /// template alone is relative to the working directory.
+#[inline(never)]
 pub(super) fn mktemp(s: &Split, sink: &mut Sink) {
     if s.short('u') || s.has(&["--dry-run"]) {
         return;
@@ -84,6 +86,7 @@ pub(super) fn mktemp(s: &Split, sink: &mut Sink) {
 /// working directory (or `-d DIR`; patch refuses absolute names and `..`),
 /// or the one `-o FILE`. Each is written through a temp file made beside it
 /// and renamed over it (or removed), which needs create and delete there.
+#[inline(never)]
 pub(super) fn patch(s: &Split, sink: &mut Sink) {
     for v in s.values(&["-i", "--input"]) {
         sink.path(&v, Read);
@@ -130,6 +133,7 @@ pub(super) fn patch(s: &Split, sink: &mut Sink) {
 /// `xxd [options] [infile [outfile]]`: options come first and are whole
 /// words (`-ps` is `-postscript`); `-c -g -l -n -o -s -R` take a value,
 /// attached (`-c8`) or, spelled alone or out (`-cols`), the next word.
+#[inline(never)]
 pub(super) fn xxd(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
     while let Some(a) = args.get(i) {
@@ -152,6 +156,7 @@ pub(super) fn xxd(args: &[Arg], sink: &mut Sink) {
 }
 
 /// Archivers whose first word is a command.
+#[inline(never)]
 pub(super) fn archiver(name: &str, args: &[Arg], sink: &mut Sink) {
     match name {
         "ar" => ar(args, sink),
@@ -330,6 +335,7 @@ pub(super) fn parent_chain(op: &Arg) -> Vec<Arg> {
 }
 
 /// `shred`: operands overwritten, removed with `-u`.
+#[inline(never)]
 pub(super) fn shred(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     let remove = s.short('u') || s.has(&["--remove", "--remove=unlink", "--remove=wipe", "--remove=wipesync"]);
@@ -342,6 +348,7 @@ pub(super) fn shred(s: &Split, sink: &mut Sink) {
 }
 
 /// Write if the operand exists, create if not (touch, tee, truncate).
+#[inline(never)]
 pub(super) fn creates_or_writes(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     for v in s.values(&["-r", "--reference"]) {
@@ -360,6 +367,7 @@ pub(super) fn creates_or_writes(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// The first operand is a mode or an owner; the rest are written.
+#[inline(never)]
 pub(super) fn write_after_first(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     // `chmod -w f`: a symbolic mode spelled like options is the mode
@@ -373,6 +381,7 @@ pub(super) fn write_after_first(name: &str, s: &Split, sink: &mut Sink) {
 }
 
 /// `mknod NAME TYPE …`: only the first operand is a path.
+#[inline(never)]
 pub(super) fn create_first(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     if let Some(op) = ops.first() {
@@ -381,6 +390,7 @@ pub(super) fn create_first(s: &Split, sink: &mut Sink) {
 }
 
 /// `dd`: `if=` read, `of=` created or written.
+#[inline(never)]
 pub(super) fn dd(s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
     for op in ops {
