@@ -23,19 +23,28 @@ const rounds = Number(process.argv[2] ?? 400);
 const home = os.homedir();
 const ws = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-'));
 fs.writeFileSync(path.join(ws, 'Cargo.toml'), '[package]\nname = "x"\n');
-// Where the plugin keeps compiled fences (a protected path, as it must be).
-const fenceCache = path.join(home, '.dsh', 'dsh-allow-fence');
-const profile = (enforce) =>
+// The same in a git repository: the runner shuts its hooks and config with
+// read-only mounts in a mount namespace of its own (persistence "shut").
+const repo = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-repo-'));
+fs.writeFileSync(path.join(repo, 'Cargo.toml'), '[package]\nname = "x"\n');
+if (spawnSync('git', ['init', '-q', repo]).status !== 0) throw new Error('git init failed');
+// The harness's home, and in it where the plugin keeps compiled fences (a
+// protected path, as it must be).
+const harness = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-harness-'));
+const fenceCache = path.join(harness, 'dsh-allow-fence');
+fs.mkdirSync(fenceCache);
+const profile = (enforce, { workspace = ws, persistence = 'shut' } = {}) =>
   JSON.stringify({
-    workspace: ws,
+    workspace,
     home,
-    harnessHome: path.join(home, '.dsh'),
+    harnessHome: harness,
     platform: 'linux',
     mode: 'workspace-write',
     rules: [],
     grants: [],
-    protectedFiles: [path.join(home, '.dsh', 'dsh-allow.json'), path.join(home, '.dsh', 'dsh-allow-audit.ndjson'), fenceCache],
+    protectedFiles: [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), fenceCache],
     enforce,
+    persistence,
   });
 
 const target = ['/bin/true'];
@@ -44,11 +53,14 @@ const variants = {
   'run, enforce off': [runner, 'run', '--profile-json', profile('off'), '--', ...target],
   'run, full fence, compiled': [runner, 'run', '--profile-json', profile('full'), '--', ...target],
   'run, full fence, kept': [runner, 'run', '--profile-json', profile('full'), '--fence-cache', fenceCache, '--', ...target],
+  'kept, repository shut': [runner, 'run', '--profile-json', profile('full', { workspace: repo }), '--fence-cache', fenceCache, '--', ...target],
+  'kept, repository open': [runner, 'run', '--profile-json', profile('full', { workspace: repo, persistence: 'open' }), '--fence-cache', fenceCache, '--', ...target],
 };
+const cwdOf = (k) => (k.includes('repository') ? repo : ws);
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-function once(argv) {
+function once(argv, cwd = ws) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(argv[0], argv.slice(1), { cwd: ws, stdio: 'ignore' });
+  const r = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${argv[0]} exited ${r.status}`);
   return ms;
@@ -57,9 +69,9 @@ try {
   // The kept fence is used once every folder it depends on has been still
   // for a second (the workspace was just made, and its first run makes the
   // `target/` its Cargo.toml calls for).
-  for (const argv of Object.values(variants)) once(argv);
+  for (const [k, argv] of Object.entries(variants)) once(argv, cwdOf(k));
   await new Promise((r) => setTimeout(r, 1100));
-  for (let i = 0; i < 20; i++) for (const argv of Object.values(variants)) once(argv); // warm-up
+  for (let i = 0; i < 20; i++) for (const [k, argv] of Object.entries(variants)) once(argv, cwdOf(k)); // warm-up
   const kept = variants['run, full fence, kept'];
   const report = spawnSync(kept[0], [...kept.slice(1, -2), '--report-fence', ...kept.slice(-2)], { cwd: ws, encoding: 'utf8' });
   if (!report.stderr.includes('dsh-allow fence: reused')) throw new Error(`the kept fence is not reused: ${report.stderr}`);
@@ -74,10 +86,12 @@ try {
       const k = Math.floor(random() * (j + 1));
       [order[j], order[k]] = [order[k], order[j]];
     }
-    for (const k of order) samples[k].push(once(variants[k]));
+    for (const k of order) samples[k].push(once(variants[k], cwdOf(k)));
   }
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
+  fs.rmSync(repo, { recursive: true, force: true });
+  fs.rmSync(harness, { recursive: true, force: true });
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const bare = median(samples.bare);
