@@ -82,6 +82,21 @@ for target in nodejs web; do
   [ -f "$out/$target/dsh_allow_bg.wasm.d.ts" ] && cp "$out/$target/dsh_allow_bg.wasm.d.ts" "$dest/"
 done
 printf '{ "type": "commonjs" }\n' > pkg/core/wasm/nodejs/package.json
+# The nodejs glue keeps the .wasm file's bytes in a module constant for the
+# life of the process (2.5 MB, beside V8's own copy): let them go once the
+# module is compiled. Every MiB the host process holds is copied by each
+# fork it makes to run a tool call (README, Performance).
+node -e '
+  const fs = require("fs");
+  const file = process.argv[1];
+  const text = fs.readFileSync(file, "utf8");
+  const from = "const wasmBytes = require(\x27fs\x27).readFileSync(wasmPath);\nconst wasmModule = new WebAssembly.Module(wasmBytes);";
+  if (!text.includes(from)) {
+    console.error("build: the nodejs glue changed; cannot let go of its copy of the wasm bytes");
+    process.exit(1);
+  }
+  fs.writeFileSync(file, text.replace(from, "const wasmModule = new WebAssembly.Module(require(\x27fs\x27).readFileSync(wasmPath));"));
+' pkg/core/wasm/nodejs/dsh_allow.js
 
 # The DSH plugin (may still be empty while it is being written).
 mkdir -p pkg/plugin
