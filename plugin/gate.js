@@ -24,7 +24,19 @@ const WIDER = { 'read-only': ['workspace-write', 'danger-full-access'], 'workspa
  * escalation (DSH asks for that itself, inside the tool body).
  */
 export function makeDecider({ core, host, store, fence, settings, policyOf, protectedFiles }) {
-  return function decideCall(exec, extraGrants = []) {
+  // The guard decides each call again right after the gate. When its request
+  // is the gate's to the byte and no tool call has finished since (the only
+  // thing in a session that moves files between the two), the gate's answer
+  // is the answer: the core would only ask again whether each named path is
+  // as it was, which the kernel fence covers from here on as it does after
+  // the guard. Saves a decide per call (~0.4 ms in the host).
+  let last
+  decideCall.toolCallEnded = () => {
+    last = undefined
+  }
+  return decideCall
+
+  function decideCall(exec, extraGrants = []) {
     const args = exec.arguments ?? {}
     const session = exec.agent?.session
     const policy = policyOf(session)
@@ -48,7 +60,11 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
       persistence: persistenceOf(fence.current()),
     }
-    return { request, decision: core.decide(request, host), load, policy, mode }
+    const key = JSON.stringify(request)
+    if (last !== undefined && last.callId === exec.callId && last.key === key) return last.d
+    const d = { request, decision: core.decide(request, host), load, policy, mode }
+    last = { callId: exec.callId, key, d }
+    return d
   }
 }
 
@@ -235,6 +251,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
   }
 
   function settle(exec) {
+    decide.toolCallEnded?.()
     asks.drop(exec.callId)
     grants.release(exec.callId)
     ranUnder.delete(exec.callId)
