@@ -12,12 +12,15 @@
 // short sessions of its own (benches/host-plugins/cold-start.js).
 //
 // Run after `make build` (and scripts/setup-dsh.sh):
-//   node benches/host.mjs [rounds] [--where]   (default 5 rounds; --where:
-//   one more session of (b) under the profiler, dsh-allow's stages per call)
+//   node benches/host.mjs [rounds] [--where] [--trace]   (default 5 rounds;
+//   --where: one more session of (b) under the profiler, dsh-allow's stages
+//   per call; --trace: one more session of (a), (b) and (c) under `perf
+//   record` (root), each call's spawn-to-exit split at the kernel's process
+//   events)
 // DSH_ALLOW_KEEP_E2E=1 keeps the worlds under test-output/.
 
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -194,7 +197,9 @@ async function session(w, commands, extraEnv = {}) {
     ...extraEnv,
   }
   const t0 = process.hrtime.bigint()
-  const { code, stdout, stderr } = await run(DSH, ['--profile', 'headless', '--patch', overlay, 'run the bench steps'], { cwd: w.ws, env })
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []
+  const dsh = nodeFlags.length > 0 ? [process.execPath, [...nodeFlags, realpathSync(DSH)]] : [DSH, []]
+  const { code, stdout, stderr } = await run(dsh[0], [...dsh[1], '--profile', 'headless', '--patch', overlay, 'run the bench steps'], { cwd: w.ws, env })
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6
   if (code !== 0) throw new Error(`dsh exited ${code} in ${w.label}: ${stderr.slice(-2000)}`)
   const records = existsSync(w.out) ? readFileSync(w.out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []
@@ -275,6 +280,73 @@ async function whereTimeGoes(w, commands) {
   console.log('')
   console.log(`where dsh-allow's time goes in the host ((b), one session of ${calls} calls under the sampling profiler), µs per call:`)
   STAGES.forEach(([label], k) => console.log(`  ${label.padEnd(58)} ${(spent[k] / calls).toFixed(0).padStart(6)}`))
+}
+
+/**
+ * Where spawn-to-exit goes, from the kernel's own clock: one session each of
+ * (a), (b) and (c) while `perf record -k mono` (CLOCK_MONOTONIC, the clock
+ * of process.hrtime) logs every fork, exec and exit on the machine. A call's
+ * process is the one the host forked inside the call's tool body; its
+ * execs and its exit split the body into: the host before the fork, fork to
+ * the first exec, the sandbox runner until it execs the command's bash, the
+ * command itself, and its exit until the host's tool body returns.
+ */
+async function traceSessions(commands) {
+  const probe = spawnSync('perf', ['record', '-q', '-k', 'mono', '-e', 'sched:sched_process_exec', '-o', '/dev/null', '--', 'true'], { encoding: 'utf8' })
+  if (probe.status !== 0) {
+    console.log(`\n--trace SKIPPED: perf cannot record scheduler events here (${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]})`)
+    return
+  }
+  const SEGMENTS = ['host before fork', 'fork to first exec', 'runner to the command\'s exec', 'the command', 'exit to the host\'s return', 'spawn to exit (body − confine)']
+  console.log('')
+  console.log('where spawn-to-exit goes (`perf record -k mono` on fork/exec/exit; medians, ms):')
+  console.log(`| variant | calls | ${SEGMENTS.join(' | ')} | execs per call | host RSS, page tables |`)
+  console.log(`|${'---|'.repeat(SEGMENTS.length + 4)}`)
+  for (const v of ['a', 'b', 'c']) {
+    const w = worlds[v]
+    const data = join(w.root, 'perf.data')
+    const perf = spawn('perf', ['record', '-q', '-a', '-k', 'mono', '-e', 'sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit', '-o', data], { stdio: 'ignore' })
+    await new Promise((r) => setTimeout(r, 500))
+    let s
+    try {
+      s = await session(w, commands)
+    } finally {
+      perf.kill('SIGINT')
+      await new Promise((r) => perf.on('close', r))
+    }
+    const text = spawnSync('perf', ['script', '--ns', '-i', data, '-F', 'pid,time,event,trace'], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout
+    const events = []
+    for (const line of text.split('\n')) {
+      const m = /^\s*(\d+)\s+(\d+)\.(\d+):\s+sched:sched_process_(\w+):\s*(.*)$/.exec(line)
+      if (m === null) continue
+      const ns = BigInt(m[2]) * 1_000_000_000n + BigInt(m[3].padEnd(9, '0').slice(0, 9))
+      const fields = Object.fromEntries([...m[5].matchAll(/(\w+)=(\S+)/g)].map((f) => [f[1], f[2]]))
+      events.push({ pid: Number(m[1]), ns, kind: m[4], fields })
+    }
+    const rows = []
+    let execs = 0
+    for (const c of s.calls) {
+      if (c.bodyStartNs === undefined) continue
+      const t0 = BigInt(c.bodyStartNs)
+      const t1 = BigInt(c.bodyEndNs)
+      const inBody = events.filter((e) => e.ns >= t0 && e.ns <= t1)
+      // The call's process: a fork inside the body whose child later execs bash.
+      const fork = inBody.find((e) => e.kind === 'fork' && inBody.some((x) => x.kind === 'exec' && x.pid === Number(e.fields.child_pid) && /\/bash$/.test(x.fields.filename)))
+      if (fork === undefined) continue
+      const child = Number(fork.fields.child_pid)
+      const mine = inBody.filter((e) => e.pid === child)
+      const execEvents = mine.filter((e) => e.kind === 'exec')
+      const bash = execEvents.find((e) => /\/bash$/.test(e.fields.filename))
+      const exit = mine.filter((e) => e.kind === 'exit').at(-1)
+      if (exit === undefined) continue
+      execs += execEvents.length
+      const d = (x, y) => Number(y - x) / 1e6
+      rows.push([d(t0, fork.ns), d(fork.ns, execEvents[0].ns), d(execEvents[0].ns, bash.ns), d(bash.ns, exit.ns), d(exit.ns, t1), c.bodyMs - c.confineMs])
+    }
+    const med = SEGMENTS.map((_, k) => ms(quantile(rows.map((r) => r[k]), 0.5)))
+    const size = (k) => quantile(s.calls.map((c) => c[k]), 0.5)
+    console.log(`| (${v}) | ${rows.length} of ${s.calls.length} | ${med.join(' | ')} | ${(execs / Math.max(1, rows.length)).toFixed(2)} | ${size('rssMb').toFixed(0)} MiB, ${size('pteKb')} KiB |`)
+  }
 }
 
 function run(cmd, args, { cwd, env }) {
@@ -371,6 +443,7 @@ try {
   console.log(`cold start (median of ${colds.length}): import of the plugin ${cq('importMs')} ms (alone, host packages loaded; in the host ${cq('loadMs')} ms of wall time, other plugins loading alongside), apply ${cq('applyMs')} ms, first decision ${cq('decideMs')} ms: ${ms(quantile(colds.map((x) => x.importMs + x.applyMs + x.decideMs), 0.5))} ms in all; then the first call's pre-execute ${cq('firstGateMs')} ms, the whole first call ${cq('firstCallMs')} ms`)
   console.log(`load after: ${load()}`)
   if (process.argv.includes('--where')) await whereTimeGoes(worlds.b, sequence)
+  if (process.argv.includes('--trace')) await traceSessions(sequence)
 } finally {
   for (const w of Object.values(worlds)) cleanup(w)
   if (!process.env.DSH_ALLOW_KEEP_E2E) rmSync(templateRoot, { recursive: true, force: true })

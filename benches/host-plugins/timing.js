@@ -13,12 +13,13 @@
 // starts before anything else looks at the call; likewise `confine` is
 // wrapped outside dsh-allow's own wrapper.
 
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 
 export const name = 'bench-timing'
 export const inject = ['tools']
 
 const now = () => process.hrtime.bigint()
+const pageTablesKb = () => Number(/VmPTE:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1])
 const msSince = (t0, t1) => (t0 === undefined || t1 === undefined ? undefined : Number(t1 - t0) / 1e6)
 
 export function apply(ctx) {
@@ -97,6 +98,13 @@ export function apply(ctx) {
       sandbox: value?.sandbox,
       refused: /dsh-allow: (refused|could not decide)/.test(text),
       atMs: performance.now(),
+      // CLOCK_MONOTONIC in ns, as `perf record -k mono` stamps kernel events
+      // (benches/host.mjs --trace lines a call's processes up with them).
+      bodyStartNs: entry.bodyStart?.toString(),
+      bodyEndNs: entry.bodyEnd?.toString(),
+      // The host's size: fork copies its page tables and exec frees them.
+      rssMb: process.memoryUsage.rss() / 2 ** 20,
+      pteKb: pageTablesKb(),
     })
   }), 'bench: call end')
 }
