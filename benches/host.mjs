@@ -17,7 +17,9 @@
 //   per call; --trace: one more session of (a), (b) and (c) under `perf
 //   record` (root), each call's spawn-to-exit split at the kernel's process
 //   events)
-// DSH_ALLOW_KEEP_E2E=1 keeps the worlds under test-output/.
+// DSH_ALLOW_KEEP_E2E=1 keeps the worlds under test-output/. BENCH_NODE_FLAGS
+// (e.g. "--liftoff-only") runs the host's Node with those V8 flags, to see
+// what a flag would change (V8 flags are not allowed in NODE_OPTIONS).
 
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
