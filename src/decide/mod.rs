@@ -55,6 +55,7 @@ thread_local! {
     static PREPARED: RefCell<Vec<(PolicyKey, u64, Rc<Policy>)>> = const { RefCell::new(Vec::new()) };
 }
 
+#[inline(never)]
 fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Policy> {
     let input = PolicyInput {
         platform: req.platform,
@@ -190,6 +191,10 @@ impl Host for Programs<'_> {
     }
 }
 
+/// One request → one decision. Its steps stay separate functions in the
+/// wasm too (`#[inline(never)]`): merged by LLVM they were one 20 KB function,
+/// and the memory V8's optimizing compiler takes for a function grows faster
+/// than its size and stays with the host process (README, Performance).
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let programs = Programs::over(host);
     let host = Memo::new(&programs);
@@ -220,6 +225,7 @@ struct GrantOutcome {
 /// A command grant adds its roots to this call's one-shot grants. Not for a
 /// line that sets configuration naming a command: that asks every time,
 /// whatever program it runs. With a match, the request with those grants.
+#[inline(never)]
 fn command_grant(req: &DecideRequest, analysis: &effects::Analysis, cwd: &str, home: &str, host: &dyn Host) -> (Option<DecideRequest>, GrantOutcome) {
     let mut out = GrantOutcome { matched: None, note: None };
     if req.commands.is_empty() || analysis.configures_code {
@@ -252,6 +258,7 @@ struct Judged {
     linked: Vec<Unseen>,
 }
 
+#[inline(never)]
 fn judge_effects(analysis: &effects::Analysis, policy: &Policy, host: &dyn Host) -> Judged {
     let mut j = Judged { verdicts: Vec::new(), why_refused: None, persistence_note: None, last_grant: None, linked: Vec::new() };
     for e in &analysis.effects {
@@ -292,6 +299,7 @@ struct UnseenJudged {
     escape: Option<String>,
 }
 
+#[inline(never)]
 fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, cwd: &str, host: &dyn Host, judged: &mut Judged) -> UnseenJudged {
     let fence_has = |c: Capability| req.mode == Mode::DangerFullAccess || req.fence.contains(&c);
     let mut out = UnseenJudged::default();
@@ -372,6 +380,7 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
 }
 
 /// Refuse, ask or allow, from what was judged.
+#[inline(never)]
 fn conclude(
     req: &DecideRequest,
     home: &str,
