@@ -242,7 +242,7 @@ const STAGES = [
   ['  of which decide', /core\/index\.js$/, 'decide', 'preExecute'],
   ['  of which the audit ledger', /plugin\/ledger\.js$/, 'append', 'preExecute'],
   ['  of which the rules file', /plugin\/store\.js$/, 'load', 'preExecute'],
-  ['guard (decides again, with the call\'s grants)', /plugin\/gate\.js$/, 'guard'],
+  ['guard (the request again; a decide only when it differs from the gate\'s)', /plugin\/gate\.js$/, 'guard'],
   ['confine (the runner\'s profile and argv)', /plugin\/confine\.js$/, 'confine'],
   ['post-execute (proof restarted, removals, kernel denials)', /plugin\/gate\.js$/, 'postExecute'],
   ['decide, all calls', /core\/index\.js$/, 'decide'],
