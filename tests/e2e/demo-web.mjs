@@ -9,7 +9,8 @@
 // the demo's rows, and saves a screenshot.
 //
 // One demo server at a time: the server's pid, URL and world are recorded in
-// test-output/demo-web.json, and the next demo stops that server (after
+// demo-web.json beside the demo's world (test-output/, or the home cache when
+// the checkout sits in a temp folder: harness.mjs testOutput), and the next demo stops that server (after
 // checking the pid is still that `dsh web` in that world) and removes its
 // world. `node tests/e2e/demo-web.mjs --stop` does only that.
 
@@ -17,10 +18,13 @@ import { spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DSH, REPO, envOf, testOutput } from './harness.mjs'
+import { DSH, envOf, testOutput } from './harness.mjs'
 import { installWebProfile, loadPlaywright, missingWebPrerequisite, openBrowser, screenshotPath } from './web-harness.mjs'
 
-export const STATE = join(REPO, 'test-output', 'demo-web.json')
+/** Where the running demo server is recorded: beside the worlds, made on first use. */
+export function statePath() {
+  return join(testOutput(), 'demo-web.json')
+}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const alive = (pid) => {
@@ -45,6 +49,7 @@ function isDemoServer(state) {
 
 /** Stop the server a previous demo left running and remove its world. */
 export async function stopPrevious({ quiet = false } = {}) {
+  const STATE = statePath()
   if (!existsSync(STATE)) return false
   let state
   try {
@@ -143,7 +148,8 @@ export async function serveDemo(world, { commands }) {
   await stopPrevious()
   installWebProfile(world)
   const server = await startDetached(world)
-  writeFileSync(STATE, `${JSON.stringify({ pid: server.pid, url: server.url, root: world.root, log: server.log, startedAt: new Date().toISOString() }, null, 2)}\n`)
+  mkdirSync(testOutput(), { recursive: true })
+  writeFileSync(statePath(), `${JSON.stringify({ pid: server.pid, url: server.url, root: world.root, log: server.log, startedAt: new Date().toISOString() }, null, 2)}\n`)
 
   let check
   const missing = missingWebPrerequisite()
@@ -185,6 +191,5 @@ function summary(rows) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--stop')) {
-  mkdirSync(join(REPO, 'test-output'), { recursive: true })
   if (!(await stopPrevious())) console.log('no demo server is running')
 }

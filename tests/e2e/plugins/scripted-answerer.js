@@ -7,6 +7,8 @@
 //   answers:  queue of 'once' | 'always' | 'reject' | 'cancel' | 'pass'
 //             ('pass', or an empty queue, leaves the request unanswered:
 //             DSH's own "no approval channel is available")
+//   answerFor: { command: answer }, consulted before the queue: the answer
+//             for the prompt of that exact command line
 //   holdMs:   wait this long before answering (lets overlapping calls pile up)
 //   commands: slash command lines to run once the prompt is in the session
 
@@ -21,7 +23,8 @@ export function apply(ctx, config) {
   ctx.effect(() => ctx.on('approval/request', async (req, next) => {
     const dshAllow = ctx.get('dshAllow')
     const pending = dshAllow?.pending(req.callId)
-    const answer = answers.shift() ?? 'pass'
+    const byCommand = config?.answerFor ?? {}
+    const answer = pending !== undefined && Object.hasOwn(byCommand, pending.command) ? byCommand[pending.command] : (answers.shift() ?? 'pass')
     log('approval', { callId: req.callId, toolName: req.toolName, reason: req.reason, pending, answer })
     if (config?.holdMs) await new Promise((resolve) => setTimeout(resolve, config.holdMs))
     switch (answer) {
