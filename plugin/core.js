@@ -40,6 +40,8 @@ export const foldLedgerJson = core.foldLedgerJson
 export const redact = core.redact
 /** `explainDenials(stderr, cwd, home) -> [{path, capability?, guidance}]`: kernel denials as guidance. */
 export const explainDenials = core.explainDenials
+/** `withheldAt(plan, realPath) -> capability[]`: what a compiled fence refuses there. */
+export const withheldAt = core.withheldAt
 /** The optional auto-reviewer's input, instructions and answer reading (src/review.rs). */
 export const buildReviewInput = core.buildReviewInput
 export const reviewSystemPrompt = core.reviewSystemPrompt

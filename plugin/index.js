@@ -65,7 +65,18 @@ export function apply(ctx, rawConfig) {
   }
 
   const decide = makeDecider({ core, host: core.nodeHost, store, fence, settings, policyOf, protectedFiles })
-  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, invalidate: core.invalidate })
+  // What the call's own fence did not grant on a path the kernel refused
+  // (the fence compiled again from the request the call ran under).
+  const withheld = (request, path) => {
+    const status = fence.current()
+    const profile = {
+      workspace: request.workspace, home: request.home, harnessHome: request.harnessHome, platform: request.platform,
+      mode: request.mode, rules: request.rules, grants: request.grants, protectedFiles: request.protectedFiles,
+      enforce: status?.level ?? 'off', persistence: persistenceOf(status),
+    }
+    return core.withheldAt(core.compileProfile(profile, core.nodeHost).plan, core.nodeHost.canonical(path))
+  }
+  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
@@ -181,6 +192,6 @@ function promptText(text) {
 
 function snapshot(ask) {
   if (ask === undefined) return undefined
-  const { callId, sessionId, command, reason, cwd, mode, missing, proposals, unknown, state } = ask
-  return structuredClone({ callId, sessionId, command, reason, cwd, mode, missing, proposals, unknown, state })
+  const { callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state } = ask
+  return structuredClone({ callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state })
 }

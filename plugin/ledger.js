@@ -81,12 +81,20 @@ export function ledgerRecord(record, redact) {
       if (record.path !== undefined && line.missing.length === 0) line.missing = [{ path: record.path, capability: 'write' }]
     }
     if (record.commandGrant) line.commandGrant = record.commandGrant
+    // Where the call stood, so a reader can show its paths as `build/` or `~/.ssh/…`.
+    if (typeof record.workspace === 'string') line.workspace = record.workspace
+    if (typeof record.home === 'string') line.home = record.home
     return line
   }
   if (record.kind === 'kernel') {
     const denied = (record.denied ?? []).filter((d) => typeof d.path === 'string' && d.path !== '')
     if (denied.length === 0) return undefined
-    return { ...head, kind: 'kernel', time: record.time, denied: denied.map(({ path, capability }) => ({ path, capability: capability ?? null })) }
+    // One capability when the error or the fence names it; otherwise every
+    // capability the call's fence withheld there (one of them was refused).
+    const entry = ({ path, capability, withheld }) => (capability || !Array.isArray(withheld) || withheld.length === 0
+      ? { path, capability: capability ?? null }
+      : { path, capability: null, withheld })
+    return { ...head, kind: 'kernel', time: record.time, denied: denied.map(entry) }
   }
   if (record.kind === 'human') {
     const always = record.outcome === 'allowed-once' && (record.always ?? []).length > 0

@@ -280,6 +280,14 @@ pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsErr
     to_js(&compiled)
 }
 
+/// `withheldAt(plan, path)`: the capabilities a compiled fence plan refuses
+/// at a real path (what a bare "Permission denied" there can have been).
+#[wasm_bindgen(js_name = withheldAt)]
+pub fn withheld_at(plan: JsValue, path: &str) -> Result<JsValue, JsError> {
+    let plan: crate::fence::FencePlan = from_js(plan, "fence plan")?;
+    to_js(&plan.withheld_at(path))
+}
+
 /// `foldLedger(text, {sessionId?, limit?, baseline?})`: one row per call.
 #[wasm_bindgen(js_name = foldLedger)]
 pub fn fold_ledger(text: &str, options: JsValue) -> Result<JsValue, JsError> {

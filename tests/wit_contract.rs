@@ -130,6 +130,8 @@ fn samples() -> Vec<(&'static str, Value)> {
         tool: "bash".into(),
         command: "c".into(),
         cwd: "/w".into(),
+        workspace: Some("/w".into()),
+        home: Some("/h".into()),
         mode: "m".into(),
         outcome: "asked".into(),
         source: "human".into(),

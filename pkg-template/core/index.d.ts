@@ -172,6 +172,8 @@ export declare function commandGrantPrompt(commands: CommandGrant[]): string;
 export declare function version(): string;
 /** A fresh random rule id. */
 export declare function newRuleId(): string;
+/** The capabilities a compiled fence plan (`compileProfile(...).plan`) refuses at a real path. */
+export declare function withheldAt(plan: object, path: string): Capability[];
 
 /** What the optional auto-reviewer is given: the analysed prompt and the session's events. */
 export interface ReviewRequest {

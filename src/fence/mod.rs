@@ -140,6 +140,21 @@ pub struct FencePlan {
     pub notes: Vec<String>,
 }
 
+impl FencePlan {
+    /// The capabilities this plan refuses at `path` (a real path): handled,
+    /// and no grant opens them there. What the ledger names when a program's
+    /// error says only "Permission denied" — the kernel refused one of these.
+    pub fn withheld_at(&self, path: &str) -> Vec<Capability> {
+        let path = paths::normalize(path);
+        let opens = |g: &FenceGrant, cap: Capability| {
+            g.access.contains(&cap)
+                && std::iter::once(&g.path).chain(&g.aliases).any(|root| paths::within(&path, root))
+                && !g.except.iter().any(|e| paths::within(&path, e))
+        };
+        self.handled.iter().copied().filter(|&cap| !self.grants.iter().any(|g| opens(g, cap))).collect()
+    }
+}
+
 pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     let memo = Memo::new(host);
     let host: &dyn Host = &memo;
