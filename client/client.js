@@ -77,7 +77,9 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': 'command grant {id}',
       'detail.fence': 'The kernel fence bounds what the command line cannot show (inline code, computed paths)',
       'detail.kernel': 'denied by the kernel: {capability} {path}',
+      'detail.kernelWithheld': 'denied by the kernel: {path} (its fence withheld {capabilities} there)',
       'missing.item': '{capability} {path}',
+      'path.full': 'Full path: {path}',
       'card.strip': 'dsh-allow is waiting for your decision',
       'card.title': 'Filesystem permission required',
       'card.operation': 'Operation',
@@ -132,7 +134,9 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': '命令授权 {id}',
       'detail.fence': '命令行看不到的部分(内联代码、运行时算出的路径)由内核围栏约束',
       'detail.kernel': '被内核拒绝:{capability} {path}',
+      'detail.kernelWithheld': '被内核拒绝:{path}(该调用的围栏在此未授予 {capabilities})',
       'missing.item': '{capability} {path}',
+      'path.full': '完整路径:{path}',
       'card.strip': 'dsh-allow 正在等待你的决定',
       'card.title': '需要文件权限',
       'card.operation': '操作',
@@ -203,8 +207,52 @@ window.__ModuleLoader__.load({
       return Object.keys(access || {}).filter(function (k) { return access[k] === true })
     }
 
-    function ruleText(t, rule, key) {
-      return t(key, { capabilities: granted(rule.access).join(','), path: rule.path })
+    function ruleText(t, rule, key, places) {
+      return t(key, { capabilities: granted(rule.access).join(','), path: shortPath(rule.path, places) })
+    }
+
+    function inside(path, root) {
+      var r = root.replace(/\/+$/, '')
+      return r !== '' && path.indexOf(r + '/') === 0 ? path.slice(r.length + 1) : null
+    }
+
+    /**
+     * A path as a person reads it: relative to the workspace (`build/x`),
+     * else to home (`~/.ssh/id_ed25519`), else in full. The full path goes
+     * on hover (`fullTitle`).
+     */
+    function shortPath(path, places) {
+      if (typeof path !== 'string' || !places) return path
+      var ws = places.workspace
+      var home = places.home
+      if (ws) {
+        if (path === ws.replace(/\/+$/, '')) return './'
+        var inWs = inside(path, ws)
+        if (inWs !== null) return inWs
+      }
+      if (home) {
+        if (path === home.replace(/\/+$/, '')) return '~'
+        var inHome = inside(path, home)
+        if (inHome !== null) return '~/' + inHome
+      }
+      return path
+    }
+
+    /** Every path in a sentence (a reason) as `shortPath` shows it. */
+    function shortText(text, places) {
+      if (typeof text !== 'string' || !places) return text
+      var out = text
+      var ws = (places.workspace || '').replace(/\/+$/, '')
+      var home = (places.home || '').replace(/\/+$/, '')
+      if (ws) out = out.split(ws + '/').join('')
+      if (home) out = out.split(home + '/').join('~/').split(home + ')').join('~)')
+      return out
+    }
+
+    /** The hover text naming every full path behind a shortened line. */
+    function fullTitle(t, paths, places) {
+      var shown = paths.filter(function (p) { return typeof p === 'string' && shortPath(p, places) !== p })
+      return shown.length === 0 ? undefined : shown.map(function (p) { return t('path.full', { path: p }) }).join('\n')
     }
 
     function distinct(list) {
@@ -224,27 +272,36 @@ window.__ModuleLoader__.load({
 
     function detailOf(t, row) {
       var parts = []
+      var places = { workspace: row.workspace, home: row.home }
       if (row.source === 'rule') {
-        ;(row.rules || []).forEach(function (r) { parts.push(ruleText(t, r, 'detail.rule')) })
-        if (row.commandGrant) parts.push(t('detail.commandGrant', { id: row.commandGrant }))
+        ;(row.rules || []).forEach(function (r) { parts.push({ text: ruleText(t, r, 'detail.rule', places), paths: [r.path] }) })
+        if (row.commandGrant) parts.push({ text: t('detail.commandGrant', { id: row.commandGrant }) })
       } else if (row.source === 'baseline') {
-        parts.push(t('detail.baseline'))
+        parts.push({ text: t('detail.baseline') })
       } else if (row.source === 'fence') {
-        parts.push(t('detail.fence'))
+        parts.push({ text: t('detail.fence') })
       } else if (row.source === 'human' && row.action) {
-        parts.push(t('action.' + row.action))
+        parts.push({ text: t('action.' + row.action) })
         if ((row.stored || []).length > 0) {
-          var rules = row.stored.map(function (r) { return ruleText(t, r, r.recursive ? 'card.ruleTree' : 'card.rule') })
-          parts.push(t('detail.stored', { rules: rules.join(t('list.separator')) }))
+          var rules = row.stored.map(function (r) { return ruleText(t, r, r.recursive ? 'card.ruleTree' : 'card.rule', places) })
+          parts.push({ text: t('detail.stored', { rules: rules.join(t('list.separator')) }), paths: row.stored.map(function (r) { return r.path }) })
         }
       } else if (row.reason) {
-        parts.push(row.reason)
+        var reason = shortText(row.reason, places)
+        parts.push({ text: reason, title: reason === row.reason ? undefined : row.reason })
       }
       if (row.review) {
-        parts.push(t('detail.review', {
+        parts.push({ text: t('detail.review', {
           verdict: row.review.verdict, reason: row.review.reason, latencyMs: row.review.latencyMs, route: row.review.route,
-        }))
+        }) })
       }
+      ;(row.kernel || []).forEach(function (k) {
+        var path = shortPath(k.path, places)
+        var text = !k.capability && (k.withheld || []).length > 0
+          ? t('detail.kernelWithheld', { path: path, capabilities: k.withheld.join(t('list.separator')) })
+          : t('detail.kernel', { capability: k.capability || '?', path: path })
+        parts.push({ text: text, paths: [k.path], kernel: true })
+      })
       return parts
     }
 
@@ -253,17 +310,17 @@ window.__ModuleLoader__.load({
       var row = props.row
       var asked = row.outcome === 'asked' || row.source === 'human' || row.source === 'auto-review' || row.outcome === 'refused'
       var missing = asked ? (row.missing || []) : []
+      var places = { workspace: row.workspace, home: row.home }
       return h('tr', { 'data-call-id': row.callId, 'data-source': row.source, 'data-outcome': row.outcome },
         h('td', { className: 'dsh-allow-note dsh-allow-time' }, timeOf(row.time)),
         h('td', { className: 'dsh-allow-mono dsh-allow-command' }, row.command),
         h('td', null, t(row.outcome === 'allowed' && (row.kernel || []).length > 0 ? 'outcome.kernelDenied' : 'outcome.' + row.outcome)),
         h('td', null, h('span', { className: 'dsh-allow-badge', 'data-source': row.source }, t('source.' + row.source))),
-        h('td', null, detailOf(t, row).map(function (p, i) { return h('div', { key: i }, p) }).concat(
-          (row.kernel || []).map(function (k, i) {
-            return h('div', { key: 'k' + i, className: 'dsh-allow-kernel' }, t('detail.kernel', { capability: k.capability || '?', path: k.path }))
-          }))),
+        h('td', null, detailOf(t, row).map(function (p, i) {
+          return h('div', { key: i, className: p.kernel ? 'dsh-allow-kernel' : undefined, title: p.title || fullTitle(t, p.paths || [], places) }, p.text)
+        })),
         h('td', { className: 'dsh-allow-mono' }, missing.map(function (m, i) {
-          return h('div', { key: i }, t('missing.item', { capability: m.capability, path: m.path }))
+          return h('div', { key: i, 'data-path': m.path, title: fullTitle(t, [m.path], places) }, t('missing.item', { capability: m.capability, path: shortPath(m.path, places) }))
         })))
     }
 
@@ -443,12 +500,15 @@ window.__ModuleLoader__.load({
         proposals.forEach(function (p) { granted(p.access).forEach(function (c) { if (operations.indexOf(c) === -1) operations.push(c) }) })
         paths = distinct(proposals.map(function (p) { return p.path }))
       }
-      var rule = proposals.map(function (p) { return ruleText(t, p, p.recursive ? 'card.ruleTree' : 'card.rule') }).join(t('list.separator'))
+      var places = ask ? { workspace: ask.workspace, home: ask.home } : null
+      var rule = proposals.map(function (p) { return ruleText(t, p, p.recursive ? 'card.ruleTree' : 'card.rule', places) }).join(t('list.separator'))
 
       var fields = ask === null ? [h('div', { key: 'loading', className: 'dsh-allow-note' }, t('card.loading'))] : [
         h('dl', { key: 'fields', className: 'dsh-allow-card-fields' },
           h('dt', null, t('card.operation')), h('dd', { 'data-field': 'operation' }, operations.join(t('list.separator'))),
-          h('dt', null, t('card.path')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'path' }, paths.map(function (p) { return h('div', { key: p }, p) })),
+          h('dt', null, t('card.path')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'path' }, paths.map(function (p) {
+            return h('div', { key: p, 'data-path': p, title: fullTitle(t, [p], places) }, shortPath(p, places))
+          })),
           h('dt', null, t('card.command')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'command' }, ask.command || ''),
           h('dt', null, t('card.sandbox')), h('dd', { 'data-field': 'sandbox' }, ask.mode || '')),
       ]
@@ -466,6 +526,7 @@ window.__ModuleLoader__.load({
             }, t('card.deny')),
             proposals.length === 0 ? null : h('button', {
               type: 'button', className: 'dsh-allow-button', 'data-action': 'always-allow', disabled: busy,
+              title: fullTitle(t, proposals.map(function (p) { return p.path }), places),
               onClick: function () {
                 run(function () { return storeProposals(callId, proposals).then(function () { return answer(wait, 'allowed-once') }) })
               },
@@ -480,6 +541,8 @@ window.__ModuleLoader__.load({
 
     module.exports.dictionaries = { en: en, zh: zh }
     module.exports.selectOurApproval = selectOurApproval
+    module.exports.shortPath = shortPath
+    module.exports.shortText = shortText
     module.exports.inject = ['slots', 'locale']
     module.exports.apply = function (ctx) {
       ctx.effect(function () { return ctx.locale.register(NS, { zh: zh, en: en }) }, 'dsh-allow: dictionaries')

@@ -111,7 +111,7 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, invalidate }) {
+export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, withheld, invalidate }) {
   /**
    * An error that does not say which operation failed (Python's
    * `PermissionError: … Permission denied: 'P'`): when P is an existing file
@@ -127,11 +127,29 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       return undefined
     }
   }
+  /**
+   * A denial as the ledger records it: the capability the error names; else
+   * a read of a file the call could not read; else what the call's fence
+   * did not grant on that path — that one capability when it is the only
+   * one, or the list of them.
+   */
+  const named = (request, path, capability) => {
+    const read = capability ?? unreadable(request, path)
+    if (read !== undefined) return { path, capability: read }
+    let caps = []
+    try {
+      caps = withheld?.(request, path) ?? []
+    } catch {
+      // Naming is a courtesy: the denial is recorded either way.
+    }
+    return caps.length === 1 ? { path, capability: caps[0] } : { path, capability: undefined, withheld: caps }
+  }
   /** callId → the decision the call ran under (the guard's), until it settles. */
   const ranUnder = new Map()
   const record = (exec, d, outcome, extra = {}) => ledger.append({
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
+    workspace: d?.request?.workspace, home: d?.request?.home,
     effects: d?.decision?.effects, missing: d?.decision?.missing, reason: d?.decision?.reason,
     unknown: d?.decision?.unknown, fenced: (d?.request?.fence ?? []).length > 0,
     // The fold reads the grant's name; only an allow is the grant's doing.
@@ -175,6 +193,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     grants.hold(sessionId, exec.callId, command)
     asks.add({
       callId: exec.callId, sessionId, command, reason, cwd: d.request.cwd, mode: d.mode,
+      workspace: d.request.workspace, home: d.request.home,
       missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
       carried,
     })
@@ -285,7 +304,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         if (denials.length > 0) {
           ledger.append({
             kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
-            denied: denials.map(({ path, capability }) => ({ path, capability: capability ?? unreadable(ran.request, path) })),
+            denied: denials.map(({ path, capability }) => named(ran.request, path, capability)),
           })
         }
       }

@@ -25,6 +25,12 @@ pub struct LedgerRow {
     pub tool: String,
     pub command: String,
     pub cwd: String,
+    /// The call's workspace and home, so a reader can show paths relative
+    /// to them (absent in lines written before they were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     pub mode: String,
     /// `allowed`, `refused`, `denied`, `asked` (no answer yet), `cancelled`, `unavailable`.
     pub outcome: String,
@@ -96,6 +102,10 @@ struct Record<'a> {
     #[serde(default, borrow)]
     cwd: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    workspace: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    home: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     mode: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     decision: Option<Cow<'a, str>>,
@@ -139,6 +149,8 @@ struct Draft<'a> {
     tool: Cow<'a, str>,
     command: Cow<'a, str>,
     cwd: Cow<'a, str>,
+    workspace: Option<Cow<'a, str>>,
+    home: Option<Cow<'a, str>>,
     mode: Cow<'a, str>,
     outcome: &'static str,
     source: &'static str,
@@ -261,6 +273,8 @@ impl<'a> Folding<'a> {
                 row.tool = v.tool.unwrap_or(Cow::Borrowed("bash"));
                 row.command = v.command.unwrap_or_default();
                 row.cwd = v.cwd.unwrap_or_default();
+                row.workspace = v.workspace;
+                row.home = v.home;
                 row.mode = v.mode.unwrap_or_default();
                 row.outcome = outcome;
                 row.source = source;
@@ -283,6 +297,8 @@ impl<'a> Folding<'a> {
                     tool: v.tool.unwrap_or(Cow::Borrowed("bash")),
                     command: v.command.unwrap_or_default(),
                     cwd: v.cwd.unwrap_or_default(),
+                    workspace: v.workspace,
+                    home: v.home,
                     mode: v.mode.unwrap_or_default(),
                     outcome,
                     source,
@@ -373,6 +389,8 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
             tool: d.tool.into_owned(),
             command: d.command.into_owned(),
             cwd: d.cwd.into_owned(),
+            workspace: d.workspace.map(Cow::into_owned),
+            home: d.home.map(Cow::into_owned),
             mode: d.mode.into_owned(),
             outcome: d.outcome.into(),
             source: d.source.into(),
@@ -402,6 +420,10 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
         tool: &'r str,
         command: &'r str,
         cwd: &'r str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        workspace: Option<&'r str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        home: Option<&'r str>,
         mode: &'r str,
         outcome: &'r str,
         source: &'r str,
@@ -437,6 +459,8 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
             tool: &d.tool,
             command: &d.command,
             cwd: &d.cwd,
+            workspace: d.workspace.as_deref(),
+            home: d.home.as_deref(),
             mode: &d.mode,
             outcome: d.outcome,
             source: d.source,

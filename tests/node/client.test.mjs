@@ -106,3 +106,29 @@ test('the card claims only the prompts this plugin raised', () => {
   assert.equal(selectOurApproval({ interactions: [escalation, question] }), null)
   assert.equal(selectOurApproval({ interactions: [] }), null)
 })
+
+test('paths read relative to the workspace, else to home, else in full', () => {
+  const { shortPath } = load().exports
+  const places = { workspace: '/root/.cache/t/e2e-web-qnzOza/ws', home: '/root/.cache/t/e2e-web-qnzOza/home' }
+  assert.equal(shortPath('/root/.cache/t/e2e-web-qnzOza/ws/build', places), 'build')
+  assert.equal(shortPath('/root/.cache/t/e2e-web-qnzOza/ws/build/x', places), 'build/x')
+  assert.equal(shortPath('/root/.cache/t/e2e-web-qnzOza/ws', places), './')
+  assert.equal(shortPath('/root/.cache/t/e2e-web-qnzOza/home/.ssh/id_ed25519', places), '~/.ssh/id_ed25519')
+  // A sibling that only shares the prefix is not inside.
+  assert.equal(shortPath('/root/.cache/t/e2e-web-qnzOza/wsx/a', places), '/root/.cache/t/e2e-web-qnzOza/wsx/a')
+  assert.equal(shortPath('/etc/passwd', places), '/etc/passwd')
+  // A row written before the ledger recorded where the call stood: in full.
+  assert.equal(shortPath('/w/build', {}), '/w/build')
+  // The workspace wins over home when it lies inside home.
+  assert.equal(shortPath('/h/p/src/a.rs', { workspace: '/h/p', home: '/h' }), 'src/a.rs')
+})
+
+test('a reason names its paths the same way, in full on hover', () => {
+  const { shortText } = load().exports
+  const places = { workspace: '/r/ws', home: '/r/home' }
+  assert.equal(
+    shortText('refused: /r/home/.ssh/id_ed25519 is in a credential store (/r/home/.ssh); delete /r/ws/build', places),
+    'refused: ~/.ssh/id_ed25519 is in a credential store (~/.ssh); delete build')
+  assert.equal(shortText('write on /etc/x', places), 'write on /etc/x')
+  assert.equal(shortText('write on /r/wsx/a', places), 'write on /r/wsx/a')
+})

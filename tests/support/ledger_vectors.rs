@@ -86,5 +86,23 @@ pub fn checks() -> Vec<(&'static str, Option<String>)> {
         + &line(serde_json::json!({"dshAllow": 1, "kind": "review", "sessionId": "s1", "callId": "r", "verdict": "ALLOW", "reason": "asked for", "latencyMs": 812, "route": "deepseek/deepseek-chat"}));
     let f = fold(&text, &all);
     out.push(("an_auto_review_allow_is_the_deciding_source", (f.rows.first().map(|r| r.source.as_str()) != Some("auto-review")).then(|| format!("{:?}", f.rows))));
+
+    let text = line(serde_json::json!({"dshAllow": 1, "kind": "decision", "sessionId": "s1", "callId": "w", "tool": "bash",
+        "command": "rm -rf build", "cwd": "/w", "workspace": "/w", "home": "/h", "mode": "workspace-write",
+        "decision": "prompt", "source": "policy", "missing": [{"path": "/w/build", "capability": "delete"}]}))
+        + &decision("s1", "old", "allow", "rule", "x");
+    let f = fold(&text, &all);
+    out.push(("a_row_says_where_the_call_stood_so_its_paths_can_be_read_relative_to_the_workspace_and_home", (|| {
+        let [w, old] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
+        (w.workspace.as_deref() != Some("/w") || w.home.as_deref() != Some("/h") || old.workspace.is_some()).then(|| format!("{w:?} / {old:?}"))
+    })()));
+
+    let text = decision("s1", "py", "allow", "fence", "python3 -c 'import os; os.remove(p)'")
+        + &kernel("py", serde_json::json!([{"path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"]}]));
+    let f = fold(&text, &all);
+    out.push(("a_denial_the_error_does_not_name_keeps_the_capabilities_its_fence_withheld", (|| {
+        let [r] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
+        (r.kernel != [serde_json::json!({"path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"]})]).then(|| format!("{r:?}"))
+    })()));
     out
 }
