@@ -165,6 +165,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("sbpl", s(&sbpl)),
         ("compiled-profile", json!({"plan": plan, "sbpl": sbpl})),
         ("ledger-row", s(&row)),
+        ("kernel-denial", json!({ "path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"] })),
         ("folded", s(&folded)),
         ("fold-options", s(&fold)),
         ("session-event", json!({"type": "sandbox/mode", "data": {}})),
