@@ -1,0 +1,287 @@
+//! git's own subcommands: which rewrite the worktree (asked once, bound
+//! to git), which write the repository's configuration (what git runs
+//! later), which make earlier history unrecoverable, and the repositories
+//! below the workspace root whose lock files git keeps.
+
+use super::{git_paths, option_arg, split, Arg, Capability::*, Cwd, PathKind, Sink, Unseen};
+use crate::paths;
+
+/// git: the worktree-rewriting subcommands replace tracked files (unlink
+/// and create again), which needs delete across the worktree; `.git` itself
+/// is tool state. `rm`/`mv` name their paths.
+#[inline(never)]
+pub(super) fn git(args: &[Arg], sink: &mut Sink) {
+    let mut i = 0;
+    let mut cwd = sink.cwd.clone();
+    while i < args.len() {
+        let t = args[i].text();
+        match t {
+            "-C" => {
+                cwd = match args.get(i + 1).and_then(Arg::literal) {
+                    Some(d) => Sink { cx: sink.cx, cwd: &cwd, out: sink.out }.chdir(d),
+                    None => Cwd(None),
+                };
+                i += 2;
+            }
+            "-c" | "--config-env" => {
+                // Configuration given on the line: git's own writes are no
+                // longer git's alone, and some keys name a command to run.
+                sink.out.runs_code = true;
+                match args.get(i + 1) {
+                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {}
+                    _ => sink.opaque(format!("git {t} sets configuration that may name a command git runs")),
+                }
+                i += 2;
+            }
+            "--exec-path" => {
+                sink.out.runs_code = true;
+                sink.opaque("git --exec-path starts its subcommands from another folder".into());
+                i += 2;
+            }
+            "--git-dir" | "--work-tree" | "--namespace" | "--attr-source" => i += 2,
+            _ if t.starts_with("--exec-path=") => {
+                sink.out.runs_code = true;
+                sink.opaque("git --exec-path starts its subcommands from another folder".into());
+                i += 1;
+            }
+            _ if t.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i).and_then(Arg::literal) else { return };
+    let rest = &args[i + 1..];
+    let flag = |f: &str| rest.iter().any(|a| a.text() == f);
+    // Subcommands that run a command the line names.
+    let runs = match sub {
+        "rebase" => rest.iter().any(|a| matches!(a.text(), "-x" | "--exec") || a.text().starts_with("--exec=")),
+        "bisect" => rest.first().map(Arg::text) == Some("run"),
+        "submodule" => rest.iter().any(|a| a.text() == "foreach"),
+        "difftool" | "mergetool" | "filter-branch" | "filter-repo" => true,
+        _ => false,
+    };
+    if runs {
+        sink.out.runs_code = true;
+        sink.opaque(format!("git {sub} runs a command the line names"));
+    }
+    let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
+    config_writes(sub, rest, &mut inner);
+    git_paths::git_files(&args[..i], sub, rest, &mut inner);
+    // `git diff --output=F` (and the log family) writes where it is told.
+    for (j, a) in rest.iter().enumerate() {
+        match a.text() {
+            "--output" => {
+                if let Some(v) = rest.get(j + 1) {
+                    inner.fill(v);
+                }
+            }
+            t if t.starts_with("--output=") => inner.fill(&option_arg("--output", a)),
+            _ => {}
+        }
+    }
+    let rewrites = match sub {
+        "rm" => {
+            for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
+                if !flag("--cached") {
+                    inner.path(a, Delete);
+                }
+            }
+            false
+        }
+        "mv" => {
+            let ops: Vec<&Arg> = rest.iter().filter(|a| !a.text().starts_with('-')).collect();
+            if let Some((dest, sources)) = ops.split_last() {
+                for s in sources {
+                    inner.path(s, Delete);
+                }
+                inner.path(dest, Create);
+            }
+            false
+        }
+        "diff" if flag("--no-index") => {
+            // Two paths anywhere, compared outside any repository.
+            for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
+                inner.path(a, Read);
+            }
+            false
+        }
+        "clean" => !(flag("-n") || flag("--dry-run")),
+        "reset" => flag("--hard") || flag("--merge") || flag("--keep"),
+        "stash" => !matches!(rest.first().map(Arg::text), Some("list" | "show")),
+        "restore" => !(flag("--staged") && !flag("--worktree")),
+        "checkout" | "switch" | "merge" | "rebase" | "cherry-pick" | "revert" | "pull" | "am" | "apply" => true,
+        _ => false,
+    };
+    if rewrites {
+        let scope = inner.dirs().cloned().unwrap_or_default();
+        inner.out.unseen.push(Unseen::ProgramState {
+            program: "git".into(),
+            capability: Delete,
+            scope,
+            reason: format!("git {sub} replaces tracked files across the worktree"),
+        });
+    }
+    // A repository below the workspace root keeps its lock files in its own
+    // `.git`, which is not the workspace's tool state: every subcommand
+    // (even `status` refreshes the index) needs delete there. Asked once,
+    // bound to git.
+    let repos = nested_repositories(sub, rest, &inner);
+    if !repos.is_empty() {
+        let reason = format!("git keeps its lock files in {}, a repository below the workspace root", repos.join(", "));
+        inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope: repos, reason });
+    }
+}
+
+/// Keys whose value is a command (or a file of configuration, or a place
+/// hooks are found) that git, or a tool it starts, later runs: setting one
+/// changes what runs outside any fence.
+fn git_key_runs_code(key: &str, value: Option<&str>) -> bool {
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or("");
+    let first = key.split('.').next().unwrap_or("");
+    matches!(
+        key.as_str(),
+        "core.hookspath" | "core.fsmonitor" | "core.sshcommand" | "core.pager" | "core.editor" | "core.askpass" | "core.gitproxy"
+            | "sequence.editor" | "diff.external" | "include.path" | "credential.helper" | "gpg.program" | "pager.log"
+            | "web.browser" | "instaweb.httpd" | "sendemail.smtpserver" | "uploadpack.packobjectshook"
+    ) || matches!(first, "includeif" | "filter" | "pager" | "credential" | "gpg" | "browser")
+        || matches!(last, "command" | "driver" | "textconv" | "helper" | "cmd" | "program" | "process" | "clean" | "smudge" | "tool" | "path")
+        || (first == "alias" && value.is_none_or(|v| v.trim_start().starts_with('!')))
+}
+
+/// `git config` writes (and the subcommands that set configuration as they
+/// go) change the repository's `.git/config`, which decides what git runs
+/// later. Plain keys ask once, bound to git; a key that names a command is
+/// a write the card shows as such, every time.
+fn config_writes(sub: &str, rest: &[Arg], sink: &mut Sink) {
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let has = |f: &[&str]| words.iter().any(|w| f.contains(w));
+    let (writes, key, value) = match sub {
+        "config" => {
+            let reads = has(&["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list", "--show-origin", "--show-scope", "-h"])
+                || matches!(words.first(), Some(&"get" | &"list"));
+            // Past the options (and the new `set`/`unset` verbs) to key [value].
+            let mut i = 0;
+            let mut file: Option<&Arg> = None;
+            let mut scope_global = false;
+            let mut verb_write = false;
+            while i < rest.len() {
+                let w = words[i];
+                match w {
+                    "-f" | "--file" | "--blob" => {
+                        file = rest.get(i + 1);
+                        i += 2;
+                        continue;
+                    }
+                    "--global" | "--system" => scope_global = true,
+                    "set" | "unset" | "rename-section" | "remove-section" | "edit" if i == 0 => verb_write = true,
+                    "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section" | "--remove-section" | "-e" | "--edit" => verb_write = true,
+                    "--type" | "--default" | "--comment" | "--value" => {
+                        i += 2;
+                        continue;
+                    }
+                    _ if w.starts_with('-') => {}
+                    _ => break,
+                }
+                i += 1;
+            }
+            let operands: Vec<&str> = words[i.min(words.len())..].iter().copied().filter(|w| !w.starts_with('-')).collect();
+            let writes = !reads && (verb_write || operands.len() >= 2);
+            if writes {
+                if let Some(f) = file {
+                    sink.path(f, Read);
+                    sink.path(f, Write);
+                    return;
+                }
+                if scope_global {
+                    // ~/.gitconfig or /etc/gitconfig: outside the workspace, asked as a write.
+                    let target = if words.contains(&"--system") { "/etc/gitconfig".to_string() } else { format!("{}/.gitconfig", sink.cx.home) };
+                    sink.path(&Arg::Literal(target), Write);
+                    return;
+                }
+            }
+            (writes, operands.first().map(|k| k.to_string()), operands.get(1).map(|v| v.to_string()))
+        }
+        "remote" => (matches!(words.first(), Some(&"add" | &"rename" | &"remove" | &"rm" | &"set-url" | &"set-branches" | &"set-head" | &"prune")), None, None),
+        "branch" => (has(&["-u", "--set-upstream-to", "--unset-upstream", "-m", "-M", "--edit-description", "--track"]) || words.iter().any(|w| w.starts_with("--set-upstream-to=")), None, None),
+        "push" => (has(&["-u", "--set-upstream"]), None, None),
+        "checkout" | "switch" => (has(&["-t", "--track"]) || words.iter().any(|w| w.starts_with("--track=")), None, None),
+        "submodule" => (matches!(words.first(), Some(&"add" | &"init" | &"sync" | &"update" | &"deinit" | &"set-branch" | &"set-url")), None, None),
+        _ => (false, None, None),
+    };
+    if !writes {
+        return;
+    }
+    let Some(config) = repository_config(sink) else {
+        sink.opaque(format!("git {sub} writes the configuration of a repository found only at run time"));
+        return;
+    };
+    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref())) {
+        sink.out.configures_code = true;
+        sink.path(&Arg::Literal(config), Write);
+    } else {
+        sink.out.unseen.push(Unseen::ProgramState {
+            program: "git".into(),
+            capability: Write,
+            scope: vec![config],
+            reason: format!("git {sub} writes the repository's configuration"),
+        });
+    }
+}
+
+/// The `config` file of the repository git works in from here: the nearest
+/// `.git` folder at or above the working directory.
+fn repository_config(sink: &Sink) -> Option<String> {
+    let dirs = sink.dirs()?;
+    let d = dirs.first()?;
+    let mut at = paths::normalize(d);
+    loop {
+        let git = if at == "/" { "/.git".to_string() } else { format!("{at}/.git") };
+        if sink.cx.host.kind(&git) == PathKind::Dir {
+            return Some(format!("{git}/config"));
+        }
+        if at == "/" {
+            return None;
+        }
+        at = paths::parent(&at).to_string();
+    }
+}
+
+/// The `.git` folders of the repositories below the workspace root this git
+/// call works in: `git init DIR` names its own; otherwise the nearest
+/// ancestor of the working directory holding a `.git` folder.
+fn nested_repositories(sub: &str, rest: &[Arg], sink: &Sink) -> Vec<String> {
+    let ws = paths::normalize(sink.cx.workspace);
+    let Some(dirs) = sink.dirs() else { return Vec::new() };
+    let mut out = Vec::new();
+    for d in dirs {
+        if !paths::within(d, &ws) {
+            continue;
+        }
+        let repo = if sub == "init" {
+            let split = split(rest, &["-b", "--initial-branch", "--template", "--separate-git-dir", "--object-format", "--ref-format"]);
+            match split.operands.first() {
+                Some(Arg::Literal(dir)) => Some(paths::absolute(d, dir, sink.cx.home)),
+                Some(_) => None,
+                None => Some(d.clone()),
+            }
+        } else {
+            let mut at = d.clone();
+            loop {
+                if sink.cx.host.kind(&format!("{at}/.git")) == PathKind::Dir {
+                    break Some(at);
+                }
+                if at == ws || at == "/" {
+                    break None;
+                }
+                at = paths::parent(&at).to_string();
+            }
+        };
+        if let Some(repo) = repo.filter(|r| r != &ws && paths::within(r, &ws)) {
+            let git_dir = format!("{repo}/.git");
+            if !out.contains(&git_dir) {
+                out.push(git_dir);
+            }
+        }
+    }
+    out
+}
