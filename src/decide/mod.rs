@@ -205,7 +205,15 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         Ok(items) => items,
         Err(e) => return refuse_unreadable(e.0),
     };
-    let cx = Context { fill_needs_write: req.platform == crate::api::Platform::Linux, cwd: &cwd, home: &home, workspace: &req.workspace, host };
+    let cx = Context {
+        fill_needs_write: req.platform == crate::api::Platform::Linux,
+        cwd: &cwd,
+        home: &home,
+        workspace: &req.workspace,
+        harness_home: &req.harness_home,
+        protected_files: &req.protected_files,
+        host,
+    };
     let analysis = effects::analyse(&items, &cx, 0);
     let (with_roots, grant) = command_grant(req, &analysis, &cwd, &home, host);
     let req = with_roots.as_ref().unwrap_or(req);

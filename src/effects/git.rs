@@ -120,6 +120,13 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
             reason: format!("git {sub} replaces tracked files across the worktree"),
         });
     }
+    if let Some(why) = destroys_history(sub, rest) {
+        // Asked as a worktree rewrite is, bound to git, but over the
+        // repository's own folder: the fence grants git's lines delete
+        // there for lock files, so only the card stands before this.
+        let scope = repository_dir(&inner).map(|g| vec![g]).unwrap_or_else(|| inner.dirs().cloned().unwrap_or_default());
+        inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope, reason: format!("git {sub} {why}") });
+    }
     // A repository below the workspace root keeps its lock files in its own
     // `.git`, which is not the workspace's tool state: every subcommand
     // (even `status` refreshes the index) needs delete there. Asked once,
@@ -226,6 +233,30 @@ fn config_writes(sub: &str, rest: &[Arg], sink: &mut Sink) {
             reason: format!("git {sub} writes the repository's configuration"),
         });
     }
+}
+
+/// Subcommands that make earlier work unrecoverable: what the reflog,
+/// unreachable objects or replaced refs still held is gone for good, which
+/// no fence of the call can tell from git's own lock-file deletes.
+fn destroys_history(sub: &str, rest: &[Arg]) -> Option<&'static str> {
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let has = |f: &str| words.iter().any(|w| *w == f || w.starts_with(&format!("{f}=")));
+    match sub {
+        "reflog" if matches!(words.first(), Some(&"expire" | &"delete")) => Some("drops reflog entries, the record that finds lost commits"),
+        // `--prune` alone is git's default grace period; any other date drops recent objects.
+        "gc" if words.iter().any(|w| w.starts_with("--prune=")) => Some("prunes unreachable objects sooner than git's grace period"),
+        "prune" => Some("deletes unreachable objects"),
+        "update-ref" if has("-d") || has("--stdin") => Some("deletes or rewrites refs without a reflog to bring them back"),
+        "filter-branch" | "filter-repo" => Some("rewrites the history of every branch it is given"),
+        "replace" if !(has("-l") || has("--list") || words.is_empty()) => Some("changes which objects the history shows"),
+        _ => None,
+    }
+}
+
+/// The `.git` folder of the repository git works in from here: the
+/// nearest one at or above the working directory.
+fn repository_dir(sink: &Sink) -> Option<String> {
+    repository_config(sink).map(|c| c.trim_end_matches("/config").to_string())
 }
 
 /// The `config` file of the repository git works in from here: the nearest

@@ -20,6 +20,7 @@ mod packages;
 mod readers;
 mod starts;
 mod table;
+mod tools;
 mod writers;
 
 /// A known path and what the command does to it.
@@ -106,6 +107,10 @@ pub struct Context<'a> {
     pub home: &'a str,
     /// The workspace root as spelled: its own `.git` is tool state.
     pub workspace: &'a str,
+    /// The harness home and the permission store's files: with the
+    /// credential stores, what any program's words are checked against.
+    pub harness_home: &'a str,
+    pub protected_files: &'a [String],
     pub host: &'a dyn Host,
 }
 
@@ -679,12 +684,20 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         run(args, cwd, cx, depth, out);
         return;
     }
-    let Some(prog) = program(base) else { return };
+    let Some(prog) = program(base) else {
+        if !BUILTINS.contains(&name) {
+            readers::named_secrets(args.iter(), &mut Sink { cx, cwd, out });
+        }
+        return;
+    };
     match prog.kind {
         Kind::Wrapper(w) => wrapper(w, prog, base, args, cwd, cx, depth, out),
         Kind::Role(role) => {
             let s = split(args, prog.takes_value);
             let mut sink = Sink { cx, cwd, out };
+            // The row says what its operands are; its options' words are
+            // checked as any program's are.
+            readers::named_secrets(args.iter().filter(|a| !s.operands.iter().any(|o| std::ptr::eq(*o, *a))), &mut sink);
             operands(role, base, &s, args, &mut sink, depth);
             option_files(base, &s, &mut sink, depth);
         }
@@ -898,6 +911,13 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::SwitchUser => starts::switch_user(name, args, sink, depth),
         Role::Hidden(why) => sink.opaque(why.to_string()),
         Role::Escapes(why) => sink.out.unseen.push(Unseen::Escapes { reason: why.to_string() }),
+        Role::RemoteShell => tools::remote_shell(args, sink),
+        Role::Compiler => tools::compiler(name, args, sink),
+        Role::Sqlite => tools::sqlite(args, sink),
+        Role::SshKeygen => tools::ssh_keygen(args, sink),
+        Role::Openssl => tools::openssl(args, sink),
+        Role::History => tools::history(args, sink),
+        Role::Make => tools::make(args, sink),
     }
 }
 
@@ -974,10 +994,9 @@ fn link_target(sink: &Sink, src: &Arg, at: &str, d: &str, symbolic: bool) -> Opt
 /// destination `-f` replaces, the paths rsync -R recreates.
 #[inline(never)]
 fn transfer_extras(name: &str, s: &Split, sink: &mut Sink) {
-    let mut ops: Vec<&Arg> = s.operands.clone();
-    ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
+    let (ops, to_remote, from_remote) = local_operands(s);
     let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
-    let dest: Option<Arg> = target_dir.clone().or_else(|| ops.last().filter(|_| ops.len() >= 2).map(|a| (*a).clone()));
+    let dest: Option<Arg> = target_dir.clone().or_else(|| ops.last().filter(|_| !to_remote && (ops.len() >= 2 || from_remote)).map(|a| (*a).clone()));
     if name == "install" && s.short('d') {
         for op in &ops {
             sink.path(op, Create);
@@ -1016,15 +1035,24 @@ fn transfer_extras(name: &str, s: &Split, sink: &mut Sink) {
     }
 }
 
-/// cp / mv / ln / install / rsync: sources and one destination.
+/// The local operands of a copy, and whether it sends to another host or
+/// fetches from one: rsync/scp-style remote operands (`host:path`,
+/// `rsync://…`) are no local files, but the local ones are read (sent) or
+/// written (fetched into).
+fn local_operands<'a>(s: &Split<'a>) -> (Vec<&'a Arg>, bool, bool) {
+    let remote = |a: &&Arg| a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty()));
+    let to_remote = s.operands.len() >= 2 && s.operands.last().is_some_and(remote);
+    let from_remote = !to_remote && s.operands.iter().rev().skip(1).any(remote);
+    (s.operands.iter().copied().filter(|a| !remote(a)).collect(), to_remote, from_remote)
+}
+
+/// cp / mv / ln / install / rsync / scp: sources and one destination.
 #[inline(never)]
 fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     let target_dir = s.values(&["-t", "--target-directory"]).into_iter().next();
     let no_target_dir = s.short('T') || s.has(&["--no-target-directory"]);
-    let mut ops: Vec<&Arg> = s.operands.clone();
-    // rsync/scp-style remote operands (`host:path`) are not local files.
-    ops.retain(|a| !a.literal().is_some_and(|t| t.split_once(':').is_some_and(|(h, _)| !h.contains('/') && !h.is_empty())));
-    if role == Role::Copy && s.short('d') && s.options.iter().any(|(o, _, _)| o == "-d") && ops.len() == 1 {
+    let (ops, to_remote, from_remote) = local_operands(s);
+    if role == Role::Copy && !from_remote && s.short('d') && s.options.iter().any(|(o, _, _)| o == "-d") && ops.len() == 1 {
         // install -d DIR
         sink.path(ops[0], Create);
         return;
@@ -1032,7 +1060,9 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
     let (sources, dest): (Vec<&Arg>, Option<Arg>) = match target_dir {
         Some(v) => (ops.clone(), Some(match option_value("--target-directory", &v) { Some(d) => Arg::Literal(format!("{d}/")), None => v.clone() })),
         None if role == Role::Link && ops.len() == 1 => (ops.clone(), Some(Arg::Literal("./".into()))),
-        None if ops.len() >= 2 => (ops[..ops.len() - 1].to_vec(), Some(ops[ops.len() - 1].clone())),
+        // Sent to another host: every local operand is read.
+        None if to_remote => (ops.clone(), None),
+        None if ops.len() >= 2 || (from_remote && ops.len() == 1) => (ops[..ops.len() - 1].to_vec(), Some(ops[ops.len() - 1].clone())),
         None => (ops.clone(), None),
     };
     let symbolic = s.short('s') || s.has(&["--symbolic"]);
@@ -1066,6 +1096,10 @@ fn transfer(role: Role, s: &Split, sink: &mut Sink) {
         }
     }
     let Some(dest) = dest else { return };
+    let into_folder = dest.text().ends_with('/') || dest.literal().is_some_and(|d| sink.dirs().is_some_and(|ds| ds.iter().any(|b| sink.cx.host.kind(&paths::absolute(b, d, sink.cx.home)) == PathKind::Dir)));
+    if from_remote && into_folder {
+        sink.unknown_names_in(Some(&dest), &[Create, Write], "the files fetched from the other host keep the names they have there");
+    }
     sink.out.plain = role == Role::Link;
     // cp --parents copies `a/b/f` to `DEST/a/b/f`.
     let parents = role == Role::Copy && s.has(&["--parents"]);
@@ -1333,7 +1367,7 @@ fn nested_program(program: &Arg, sink: &mut Sink, depth: usize) {
             for d in dirs {
                 match parse::parse(code, &d, sink.cx.home, sink.cx.host) {
                     Ok(items) => {
-                        let inner_cx = Context { fill_needs_write: sink.cx.fill_needs_write, cwd: &d, home: sink.cx.home, workspace: sink.cx.workspace, host: sink.cx.host };
+                        let inner_cx = Context { cwd: &d, ..*sink.cx };
                         let mut a = part_of(sink.out);
                         analyse_into(&items, &inner_cx, depth + 1, &mut a);
                         starts_of(sink.out, &a);
@@ -1347,6 +1381,21 @@ fn nested_program(program: &Arg, sink: &mut Sink, depth: usize) {
         }
         Arg::Literal(_) => sink.opaque("shell programs nested this deep are not read".into()),
         other => sink.opaque(format!("the shell program `{}` is computed when the command runs", other.text())),
+    }
+}
+
+/// Python's `-m MODULE`, `-mMODULE` or a cluster of flags ending in it
+/// (`-Im pytest`, `-um http.server`): the module and the words after it.
+fn python_module<'a>(name: &str, t: &str, after: &'a [Arg]) -> Option<(Arg, &'a [Arg])> {
+    let cluster = t.strip_prefix('-').filter(|c| name.starts_with("python") && !c.starts_with('-'))?;
+    let at = cluster.find('m')?;
+    // Only flags that take no value may come before it.
+    if !cluster[..at].chars().all(|c| "bBdEhiIOPqRsSuvVx".contains(c)) {
+        return None;
+    }
+    match &cluster[at + 1..] {
+        "" => Some((after.first()?.clone(), &after[1..])),
+        attached => Some((Arg::Literal(attached.to_string()), after)),
     }
 }
 
@@ -1386,18 +1435,17 @@ fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
             sink.opaque(format!("`{name} {t}` runs inline code the command line does not show"));
             return;
         }
-        if name.starts_with("python") && t == "-m" {
-            // A module from the interpreter's path: the kernel bounds what it
-            // does, except the ones this table reads like programs.
-            let rest = args.get(i + 2..).unwrap_or(&[]);
-            match args.get(i + 1).map(Arg::text) {
-                Some("pip") => packages::pip(rest, sink),
+        if let Some((module, rest)) = python_module(name, t, &args[i + 1..]) {
+            // A module runs code the line does not show, as `-c` does; the
+            // ones this table reads like programs are read so.
+            match module.literal() {
+                Some("pip" | "pip3") => packages::pip(rest, sink),
                 Some("venv" | "virtualenv") => {
                     for dir in split(rest, &["--prompt"]).operands {
                         sink.path_with(dir, create_or_write);
                     }
                 }
-                _ => {}
+                _ => sink.opaque(format!("`{name} -m {}` runs a module's code the command line does not show", module.text())),
             }
             return;
         }

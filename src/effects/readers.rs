@@ -158,3 +158,63 @@ pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: us
         sink.unknown_names_in(None, &[Create, Write], "yq --split-exp names a file for each document");
     }
 }
+
+/// The one departure from "a program outside the table derives no file
+/// effects": a word of any program that names an existing path in a
+/// credential store, the harness home or the permission store is a read of
+/// it (`openssl rsa -in ~/.ssh/id_rsa`, `ssh-keygen -y -f KEY`,
+/// `tool --key=KEY`, `tool -fKEY`). Nothing else a word names is taken for
+/// a file, so everyday words stay data.
+#[inline(never)]
+pub(super) fn named_secrets<'a>(words: impl Iterator<Item = &'a Arg>, sink: &mut Sink) {
+    for a in words {
+        let Arg::Literal(word) = a else { continue };
+        for spelled in word_paths(word) {
+            if names_secret(spelled, sink) {
+                sink.path(&Arg::Literal(spelled.to_string()), Read);
+            }
+        }
+    }
+}
+
+/// What a word may spell as a path: itself, an option's value after `=`, a
+/// short option's attached value (`-fFILE`), `file:PATH`, curl's `@PATH`.
+fn word_paths(word: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    if !word.starts_with('-') {
+        out.push(word);
+    }
+    match word.split_once('=') {
+        Some((_, value)) => out.push(value),
+        None if word.starts_with('-') && !word.starts_with("--") => out.extend(word.get(2..)),
+        None => {}
+    }
+    let prefixed: Vec<&str> = out.iter().filter_map(|w| w.strip_prefix("file:").or_else(|| w.strip_prefix('@'))).collect();
+    out.extend(prefixed);
+    out.retain(|w| !w.is_empty() && !w.contains("://"));
+    out
+}
+
+/// `spelled`, from each place the program may run, is an existing path in
+/// a credential store, the harness home or a protected file (as spelled, or
+/// where its links lead).
+fn names_secret(spelled: &str, sink: &Sink) -> bool {
+    let cx = sink.cx;
+    let bases = match sink.dirs() {
+        Some(dirs) => dirs.clone(),
+        None if spelled.starts_with('/') || spelled.starts_with('~') => vec!["/".to_string()],
+        None => return false,
+    };
+    let harness = paths::absolute("/", cx.harness_home, cx.home);
+    let sensitive = |p: &str| {
+        crate::policy::baseline::CREDENTIAL_STORES.iter().any(|store| paths::within(p, &format!("{}/{store}", cx.home.trim_end_matches('/'))))
+            || (!cx.harness_home.is_empty() && paths::within(p, &harness))
+            || cx.protected_files.iter().any(|f| paths::within(p, &paths::absolute("/", f, cx.home)))
+    };
+    bases.iter().any(|base| {
+        let at = paths::absolute(base, spelled, cx.home);
+        // Links are looked up only where a word or a `cd` could go through one.
+        let named = sensitive(&at) || ((spelled.contains('/') || base != cx.cwd) && sensitive(&cx.host.canonical(&at)));
+        named && cx.host.kind(&at) != PathKind::Missing
+    })
+}

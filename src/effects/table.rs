@@ -93,6 +93,20 @@ pub(super) enum Role {
     Hidden(&'static str),
     /// Hands its command to a process outside this tree (the reason says which).
     Escapes(&'static str),
+    /// `ssh HOST [CMD]`: sshd starts the command on the other side.
+    RemoteShell,
+    /// Compilers: sources read, `-o FILE` filled (`tools::compiler`).
+    Compiler,
+    /// `sqlite3 DB [SQL]`: the database read and written.
+    Sqlite,
+    /// `ssh-keygen`: the key file `-f` names, made, read or rewritten.
+    SshKeygen,
+    /// `openssl SUB`: `-in` read, `-out`/`-keyout` filled.
+    Openssl,
+    /// `history -w|-a|-r|-n [FILE]`.
+    History,
+    /// `make`: with `-C DIR`/`-f FILE`, recipes the line does not show.
+    Make,
 }
 
 /// How a wrapper finds the program it starts.
@@ -233,6 +247,17 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
     Program { names: &["docker", "podman", "nerdctl", "launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
     Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
+    // Outputs of the tools agents run most (`tools`): compilers' `-o`,
+    // sqlite3's database, ssh-keygen's keys, openssl's `-in`/`-out`, the
+    // history file; make's recipes from elsewhere; a remote shell.
+    Program { names: &["gcc", "cc", "clang", "g++", "c++", "clang++", "rustc"], takes_value: &[], kind: Kind::Role(Role::Compiler) },
+    Program { names: &["sqlite3"], takes_value: &[], kind: Kind::Role(Role::Sqlite) },
+    Program { names: &["ssh-keygen"], takes_value: &[], kind: Kind::Role(Role::SshKeygen) },
+    Program { names: &["openssl"], takes_value: &[], kind: Kind::Role(Role::Openssl) },
+    Program { names: &["history"], takes_value: &[], kind: Kind::Role(Role::History) },
+    Program { names: &["make", "gmake"], takes_value: &[], kind: Kind::Role(Role::Make) },
+    Program { names: &["ssh", "slogin"], takes_value: &[], kind: Kind::Role(Role::RemoteShell) },
+    Program { names: &["scp"], takes_value: &["-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X"], kind: Kind::Role(Role::Copy) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
     Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
@@ -287,6 +312,7 @@ pub(super) const RUNS: &[(&[&str], &[&str])] = &[
     (&["sort"], &["--compress-program"]),
     (&["sdiff", "diff3"], &["--diff-program"]),
     (&["rsync"], &["-e", "--rsh"]),
+    (&["scp"], &["-S"]),
     (&["zip"], &["-TT", "--unzip-command"]),
     (&["install"], &["--strip-program"]),
     (&["rg"], &["--pre"]),
@@ -306,7 +332,7 @@ pub(super) const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
 impl Program {
     /// Whether the program runs code its command line does not show.
     pub(super) fn runs_code(&self) -> bool {
-        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_)))
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Make | Role::RemoteShell))
     }
 }
 
@@ -317,5 +343,8 @@ pub fn table_names() -> Vec<&'static str> {
 }
 
 pub(super) fn program(name: &str) -> Option<&'static Program> {
+    // `python3.12`, `python2.7`: the interpreter's row, whatever its version.
+    let versioned = name.strip_prefix("python").is_some_and(|v| v.contains('.') && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    let name = if versioned { "python3" } else { name };
     PROGRAMS.iter().find(|p| p.names.contains(&name))
 }

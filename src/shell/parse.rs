@@ -232,7 +232,7 @@ fn walk(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<Item>,
         return Err(ParseError("the shell cannot parse this line".into()));
     }
     let mut walker = Walker { src: text.as_bytes(), home, host, items: Vec::new() };
-    let mut state = State { cwd: Cwd::known(cwd), stack: Some(Vec::new()) };
+    let mut state = State { cwd: Cwd::known(cwd), stack: Some(Vec::new()), cdpath: false };
     walker.statements(root, &mut state, 0)?;
     Ok(walker.items)
 }
@@ -242,6 +242,9 @@ struct State {
     cwd: Cwd,
     /// The `pushd` stack; `None` once unknowable.
     stack: Option<Vec<Cwd>>,
+    /// `CDPATH` was set earlier in the line: a `cd NAME` may land in any of
+    /// its folders, which only the shell's search knows.
+    cdpath: bool,
 }
 
 struct Walker<'a> {
@@ -329,8 +332,11 @@ impl<'a> Walker<'a> {
                 Ok(())
             }
             "negated_command" => self.statements(node, st, depth),
-            "test_command" | "variable_assignment" | "variable_assignments" | "declaration_command"
-            | "unset_command" => self.substitutions_in(node, st, depth),
+            "variable_assignment" | "variable_assignments" | "declaration_command" => {
+                st.cdpath |= self.text(node).contains("CDPATH");
+                self.substitutions_in(node, st, depth)
+            }
+            "test_command" | "unset_command" => self.substitutions_in(node, st, depth),
             "comment" => Ok(()),
             // Any other statement-level node (arithmetic, words used as
             // statements): only its substitutions run.
@@ -523,13 +529,14 @@ impl<'a> Walker<'a> {
             }
         }
         let cwd_before = st.cwd.clone();
-        self.track_directory(&argv, st);
+        let cdpath = st.cdpath || assignments.iter().any(|(name, _)| name == "CDPATH");
+        self.track_directory(&argv, st, cdpath);
         self.items.push(Item::Command(SimpleCommand { argv, redirects, cwd: cwd_before, assignments }));
         Ok(())
     }
 
     /// `cd`, `pushd`, `popd` change where the following commands run.
-    fn track_directory(&self, argv: &[Arg], st: &mut State) {
+    fn track_directory(&self, argv: &[Arg], st: &mut State, cdpath: bool) {
         // `builtin cd DIR` and `command cd DIR` are cd too.
         let mut argv = argv;
         while matches!(argv.first().and_then(Arg::literal), Some("builtin" | "command")) && argv.get(1).and_then(Arg::literal).is_some_and(|n| matches!(n, "cd" | "pushd" | "popd" | "builtin" | "command")) {
@@ -540,6 +547,17 @@ impl<'a> Walker<'a> {
             .iter()
             .filter(|a| !matches!(a.literal(), Some(s) if s.starts_with('-') && s.len() > 1))
             .collect();
+        // The shell searches CDPATH for a name whose first part is neither
+        // `/`, `.` nor `..` (`.ssh` is searched).
+        let first_part = |t: &str| t.split('/').next().unwrap_or("").to_string();
+        let searched = |a: Option<&&Arg>| cdpath && a.and_then(|a| a.literal()).is_some_and(|t| !t.is_empty() && t != "-" && !t.starts_with('/') && !matches!(first_part(t).as_str(), "." | ".."));
+        if matches!(name, "cd" | "pushd") && searched(operands.first()) {
+            if let (Some(stack), "pushd") = (st.stack.as_mut(), name) {
+                stack.push(st.cwd.clone());
+            }
+            st.cwd = Cwd(None);
+            return;
+        }
         match name {
             "cd" => {
                 let target = match operands.first() {
