@@ -120,18 +120,24 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
             reason: format!("git {sub} replaces tracked files across the worktree"),
         });
     }
+    history_and_nested(sub, rest, &mut inner);
+}
+
+/// What git needs beyond the worktree: delete over the history it destroys,
+/// and in a repository below the workspace root.
+fn history_and_nested(sub: &str, rest: &[Arg], inner: &mut Sink) {
     if let Some(why) = destroys_history(sub, rest) {
         // Asked as a worktree rewrite is, bound to git, but over the
         // repository's own folder: the fence grants git's lines delete
         // there for lock files, so only the card stands before this.
-        let scope = repository_dir(&inner).map(|g| vec![g]).unwrap_or_else(|| inner.dirs().cloned().unwrap_or_default());
+        let scope = repository_dir(inner).map(|g| vec![g]).unwrap_or_else(|| inner.dirs().cloned().unwrap_or_default());
         inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope, reason: format!("git {sub} {why}") });
     }
     // A repository below the workspace root keeps its lock files in its own
     // `.git`, which is not the workspace's tool state: every subcommand
     // (even `status` refreshes the index) needs delete there. Asked once,
     // bound to git.
-    let repos = nested_repositories(sub, rest, &inner);
+    let repos = nested_repositories(sub, rest, inner);
     if !repos.is_empty() {
         let reason = format!("git keeps its lock files in {}, a repository below the workspace root", repos.join(", "));
         inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope: repos, reason });
