@@ -313,6 +313,18 @@ fn a_path_longer_than_seatbelt_takes_is_refused_by_the_generator_and_by_the_chec
     }
 }
 
+/// A NUL cannot travel in an argument: a rule carrying one is refused, not
+/// cut short at the NUL (which would name another path).
+#[test]
+fn a_path_with_a_nul_byte_is_refused_by_the_generator_and_by_the_check() {
+    let h = host();
+    let req = request("/Users/me/project", "/Users/me", Enforce::Full, Mode::WorkspaceWrite, vec![rule("/Users/me/a\0b", true, &Capability::ALL)], vec![]);
+    let s = render_for(&req, &compile(&req, &h), &h);
+    assert!(s.params.iter().any(|(_, v)| v.contains('\0')), "the rule did not reach the profile: {:?}", s.params);
+    assert!(check(&s.text, &s.params).unwrap_err().iter().any(|p| p.contains("NUL")));
+    assert!(s.within_limits().unwrap_err().contains("NUL"));
+}
+
 /// Rules pile up (one per `/allow add`); past the argument budget the core
 /// refuses the profile, and the check agrees on exactly where that is.
 #[test]
@@ -353,6 +365,24 @@ fn rejects(text: &str, params: &[(String, String)], why: &str) {
 fn a_well_formed_profile_passes() {
     let seen = check(GOOD, &p0()).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(seen.operations.contains("file-write-unlink") && seen.filters.contains("subpath") && seen.params.contains("P0"));
+}
+
+/// The reader is not narrower than SBPL where the vocabulary is not: raw
+/// regexes, escapes, combinators and modifiers as Apple's and Chromium's
+/// profiles write them (our own text, in their shapes).
+#[test]
+fn richer_sbpl_in_the_shapes_of_shipped_profiles_passes() {
+    let text = "(version 1)\n(deny default (with no-log))\n\
+        (allow file-read* file-read-metadata (subpath \"/usr/lib\") (literal \"/a \\\"b\\\\c\\x41\"))\n\
+        (allow file-write-data (require-all (path (param \"LOG\")) (require-not (regex #\"^/private/tmp/[a-z]+\\.lock$\"))))\n\
+        (allow process-exec (with report) (prefix \"/opt/tools\")) ; trailing comment\n";
+    let seen = check(text, &[("LOG".into(), "/var/log/x".into())]).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    for f in ["subpath", "literal", "require-all", "path", "require-not", "regex", "prefix"] {
+        assert!(seen.filters.contains(f), "{f} not seen: {:?}", seen.filters);
+    }
+    let forms = sbpl_check::parse(text).unwrap();
+    let literal = format!("{forms:?}");
+    assert!(literal.contains("/a \\\"b\\\\cA"), "escapes not read as TinyScheme reads them: {literal}");
 }
 
 #[test]
