@@ -431,6 +431,36 @@ fn a_profile_without_its_version_or_with_foreign_forms_fails_the_check() {
 }
 
 #[test]
+fn what_libsandbox_refuses_in_a_filter_fails_the_check() {
+    // sbpl1.scm: "subpaths must not end with a slash"; the value comes in by -D.
+    rejects(GOOD, &[("P0".into(), "/w/".into())], "subpaths must not end with a slash");
+    rejects(GOOD, &[("P0".into(), "".into())], "cannot be empty");
+    rejects(GOOD, &[("P0".into(), "w".into())], "not absolute");
+    rejects(&format!("{GOOD}(deny file-read-data (subpath \"/x/\"))\n"), &p0(), "subpaths must not end with a slash");
+    // The operation table gives process-fork no path filter.
+    rejects(&GOOD.replace("file-write-unlink", "process-fork"), &p0(), "process-fork takes no path filter");
+    assert!(check(GOOD, &[("P0".into(), "/".into())]).is_ok(), "/ is the one subpath that ends in a slash");
+}
+
+/// Rule paths as a user or a store may write them: empty, relative, `~`,
+/// doubled and trailing slashes, `.` and `..`. Whatever the core makes of
+/// them, the profile must still be one libsandbox compiles.
+#[test]
+fn odd_rule_paths_still_make_well_formed_profiles() {
+    let mut t = Tally::default();
+    let h = host();
+    for path in ["", ".", "..", "relative/dir", "/a/", "//double//slash//", "~", "~/", "~/x/", "/Users/me/project/../other/", "/./", "/x/./y/."] {
+        for enforce in TIERS {
+            for recursive in [true, false] {
+                let req = request("/Users/me/project/", "~/", enforce, Mode::WorkspaceWrite, vec![rule(path, recursive, &Capability::ALL)], vec![rule(path, true, &[Capability::Delete])]);
+                t.profile(&format!("rule path {path:?} ({enforce:?}, recursive {recursive})"), &req, &h);
+            }
+        }
+    }
+    t.done("odd rule paths");
+}
+
+#[test]
 fn strings_and_values_past_the_cap_fail_the_check() {
     let long = "/".to_string() + &"a".repeat(MAX_STRING_BYTES);
     rejects(GOOD, &[("P0".into(), long.clone())], "-byte value");

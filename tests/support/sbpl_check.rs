@@ -45,6 +45,10 @@ pub struct Seen {
     pub operations: BTreeSet<String>,
     pub filters: BTreeSet<String>,
     pub params: BTreeSet<String>,
+    /// Parameters used as a `subpath`, whose values libsandbox checks.
+    pub subpaths: BTreeSet<String>,
+    /// Parameters used as any path.
+    pub paths: BTreeSet<String>,
 }
 
 /// Read SBPL text into expressions: balanced lists, `;` comments to the end
@@ -219,6 +223,10 @@ fn check_rule(rest: &[Expr], line: usize, seen: &mut Seen, wrong: &mut Vec<Strin
             Expr::Symbol(op, _) if known(vocab::OPERATIONS, op) => {
                 seen.operations.insert(op.clone());
                 operations += 1;
+                // Every filter we know is a path filter (or combines them).
+                if !vocab::takes_path(op) && rest.iter().any(|e| matches!(e, Expr::List(inner, _) if !matches!(inner.first(), Some(Expr::Symbol(s, _)) if s == "with"))) {
+                    wrong.push(format!("line {line}: {op} takes no path filter"));
+                }
             }
             Expr::Symbol(op, _) => wrong.push(format!("line {line}: unknown operation {op}")),
             Expr::List(inner, _) if matches!(inner.first(), Some(Expr::Symbol(s, _)) if s == "with") => check_modifier(&inner[1..], line, wrong),
@@ -260,8 +268,22 @@ fn check_filter(filter: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<Str
     };
     if known(vocab::PATH_FILTERS, name) {
         match args {
-            [Expr::Str(s, _)] => limit(s, line, wrong),
-            [value @ Expr::List(..)] => check_value(value, line, seen, wrong),
+            [Expr::Str(s, _)] => {
+                limit(s, line, wrong);
+                if name == "subpath" {
+                    if let Some(why) = bad_subpath(s) {
+                        wrong.push(format!("line {line}: (subpath {s:?}): {why}"));
+                    }
+                }
+            }
+            [value @ Expr::List(..)] => {
+                if let Some(param) = check_value(value, line, seen, wrong) {
+                    if name == "subpath" {
+                        seen.subpaths.insert(param.clone());
+                    }
+                    seen.paths.insert(param);
+                }
+            }
             _ => wrong.push(format!("line {line}: ({name} …) takes one path")),
         }
     } else if known(vocab::REGEX_FILTERS, name) {
@@ -284,13 +306,26 @@ fn check_filter(filter: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<Str
     seen.filters.insert(name.to_string());
 }
 
-/// `(param "NAME")`, the only value function our profiles use.
-fn check_value(value: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<String>) {
+/// What libsandbox refuses in a subpath (sbpl1.scm, `(define subpath …)`):
+/// an empty string, or one ending in a slash other than `/` itself.
+fn bad_subpath(s: &str) -> Option<&'static str> {
+    if s.is_empty() {
+        Some("a subpath cannot be empty")
+    } else if s.len() > 1 && s.ends_with('/') {
+        Some("subpaths must not end with a slash")
+    } else {
+        None
+    }
+}
+
+/// `(param "NAME")`, the only value function our profiles use: its name.
+fn check_value(value: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<String>) -> Option<String> {
     match value {
         Expr::List(items, _) => match items.as_slice() {
             [Expr::Symbol(f, _), Expr::Str(name, _)] if known(vocab::VALUES, f) => {
                 limit(name, line, wrong);
                 seen.params.insert(name.clone());
+                return Some(name.clone());
             }
             [Expr::Symbol(f, _), ..] if known(vocab::VALUES, f) => wrong.push(format!("line {line}: ({f} …) takes one string")),
             [Expr::Symbol(f, _), ..] => wrong.push(format!("line {line}: unknown value function ({f} …)")),
@@ -298,6 +333,7 @@ fn check_value(value: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<Strin
         },
         _ => wrong.push(format!("line {line}: a value that is not (param \"NAME\")")),
     }
+    None
 }
 
 fn limit(s: &str, line: usize, wrong: &mut Vec<String>) {
@@ -322,6 +358,16 @@ fn check_params(text: &str, params: &[(String, String)], seen: &Seen, wrong: &mu
         }
         if v.contains('\0') {
             wrong.push(format!("-D {k}: an argument cannot carry a NUL byte"));
+        }
+        // Seatbelt matches the absolute path the kernel resolved: a relative
+        // one never matches, and a denial on it would shut nothing.
+        if seen.paths.contains(k) && !v.starts_with('/') {
+            wrong.push(format!("-D {k}={v:?} is used as a path but is not absolute"));
+        }
+        if seen.subpaths.contains(k) {
+            if let Some(why) = bad_subpath(v) {
+                wrong.push(format!("-D {k}={v:?} is used as a subpath: {why}"));
+            }
         }
         if !seen.params.contains(k) {
             wrong.push(format!("-D {k} is passed but never used"));
