@@ -29,7 +29,8 @@ pub(super) fn rewrites(sub: &str, rest: &[Arg], sink: &mut Sink) {
         "reset" if has(&["--hard"]) => Kind::Discards("uncommitted changes"),
         // `--keep` and `--merge` abort when a file they would change has local changes.
         "reset" if has(&["--keep", "--merge"]) => Kind::Guarded,
-        "clean" if has(&["-n", "--dry-run"]) || !words.iter().any(|w| w.starts_with("--force") || (w.starts_with('-') && !w.starts_with("--") && w.contains('f'))) => Kind::None,
+        // Without `-f` git refuses unless the configuration says otherwise.
+        "clean" if has(&["-n", "--dry-run"]) => Kind::None,
         "clean" => Kind::Discards("untracked files"),
         "stash" => match verb {
             Some("list" | "show") => Kind::None,
