@@ -280,17 +280,20 @@ fn self_guarded_git_and_sed_complete_under_the_fence_with_the_calls_grant() {
     fs::write(t.p("ws/b.txt"), "beta\n").unwrap();
     let out = unfenced(&t, "git add -A && git commit -qm files");
     assert!(out.status.success());
+    // Each rewrite is checked on disk in the same line: without delete in
+    // the worktree git warns that it cannot unlink a file, leaves the old
+    // content in place and still exits 0.
     let steps = [
         "git checkout -q -b feature",
         "echo 'alpha 2' > a.txt && git commit -qam feature",
-        "git checkout -q main",
+        "git checkout -q main && grep -qx alpha a.txt && git diff --quiet",
         "echo 'beta 2' > b.txt && git commit -qam main",
-        "git merge -q --no-ff --no-edit feature",
-        "git checkout -q -b topic HEAD~1",
+        "git merge -q --no-ff --no-edit feature && grep -qx 'alpha 2' a.txt && git diff --quiet",
+        "git checkout -q -b topic HEAD~1 && grep -qx alpha a.txt && git diff --quiet",
         "echo 'gamma' > c.txt && git add c.txt && git commit -qm topic",
-        "git rebase -q main",
-        "echo 'local' >> b.txt && git stash -q",
-        "git stash pop -q",
+        "git rebase -q main && grep -qx 'alpha 2' a.txt && git diff --quiet",
+        "echo 'local' >> b.txt && git stash -q && git diff --quiet",
+        "git stash pop -q && grep -qx local b.txt",
         "sed -i s/alpha/omega/ a.txt",
     ];
     for step in steps {
@@ -339,4 +342,22 @@ fn destructive_git_keeps_asking_and_the_kernel_holds_without_an_answer() {
         assert!(!out.status.success(), "{step} replaced the file under the fence");
     }
     assert_eq!(fs::read_to_string(t.p("ws/a.txt")).unwrap(), "changed\n");
+}
+
+#[test]
+fn a_plain_sed_i_completes_under_the_fence_with_its_folders_grant_alone() {
+    let Some(t) = repository("repo-sed") else { return };
+    fs::create_dir_all(t.p("ws/src")).unwrap();
+    fs::write(t.p("ws/src/b.txt"), "old\n").unwrap();
+    let (d, out) = call(&t, "sed -i -e s/old/new/ src/b.txt");
+    assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+    assert!(out.status.success(), "sed -i failed under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fs::read_to_string(t.p("ws/src/b.txt")).unwrap(), "new\n");
+    let left: Vec<_> = fs::read_dir(t.p("ws/src")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(left.iter().all(|f| f == "b.txt" || f == "main.rs"), "sed left a temp file: {left:?}");
+    assert_eq!(d.fence_grants.iter().map(|g| g.path.clone()).collect::<Vec<_>>(), vec![t.p("ws/src")]);
+    // The grant was the call's: a later delete there is refused by the kernel.
+    let (d, out) = call(&t, "python3 -c 'import os; os.remove(\"src/b.txt\")'");
+    assert!(d.fence_grants.is_empty());
+    assert!(!out.status.success() && t.base.join("ws/src/b.txt").exists(), "the folder's delete outlived the sed call");
 }
