@@ -929,8 +929,9 @@ fn renames_beside(sink: &mut Sink, program: &str, file: &Arg, why: &str) {
 }
 
 /// git: the worktree-rewriting subcommands replace tracked files (unlink
-/// and create again), which needs delete across the worktree; `.git` itself
-/// is tool state. `rm`/`mv` name their paths.
+/// and create again), which needs delete across the worktree
+/// (`git_worktree`: self-guarded or destructive); `.git` itself is tool
+/// state. `rm` names its paths.
 #[inline(never)]
 fn git(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
