@@ -93,6 +93,7 @@ window.__ModuleLoader__.load({
       'card.failed': 'That did not work: {error}',
       'card.rule': '{capabilities} {path}',
       'card.ruleTree': '{capabilities} {path}/**',
+      'card.ruleCommand': 'trust {command} ({capabilities} {path}/**)',
       'list.separator': ', ',
     }
     var zh = {
@@ -150,6 +151,7 @@ window.__ModuleLoader__.load({
       'card.failed': '操作失败:{error}',
       'card.rule': '{capabilities} {path}',
       'card.ruleTree': '{capabilities} {path}/**',
+      'card.ruleCommand': '信任 {command}({capabilities} {path}/**)',
       'list.separator': '、',
     }
 
@@ -501,7 +503,11 @@ window.__ModuleLoader__.load({
         paths = distinct(proposals.map(function (p) { return p.path }))
       }
       var places = ask ? { workspace: ask.workspace, home: ask.home } : null
-      var rule = proposals.map(function (p) { return ruleText(t, p, p.recursive ? 'card.ruleTree' : 'card.rule', places) }).join(t('list.separator'))
+      // A proposal naming a program is stored as a command grant for it.
+      var rule = proposals.map(function (p) {
+        if (p.command) return t('card.ruleCommand', { command: p.command, capabilities: granted(p.access).join(','), path: shortPath(p.path, places) })
+        return ruleText(t, p, p.recursive ? 'card.ruleTree' : 'card.rule', places)
+      }).join(t('list.separator'))
 
       var fields = ask === null ? [h('div', { key: 'loading', className: 'dsh-allow-note' }, t('card.loading'))] : [
         h('dl', { key: 'fields', className: 'dsh-allow-card-fields' },

@@ -117,9 +117,12 @@ pub struct Decision {
     /// grants of this call, in the decision and in the call's profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_grant: Option<GrantMatch>,
-    /// What this call's fence carries beyond the policy: delete in the
-    /// workspace's repository for a line that runs git and no hidden code.
-    /// Claimed by the call like a one-shot grant; it changes no decision.
+    /// What this call's fence carries beyond the policy, for a line that
+    /// hides no code: delete in the workspace's repository for git; create,
+    /// write and delete in the worktree for git's self-guarded operations
+    /// (`checkout BRANCH`, `merge`, `stash`…); create and delete beside each
+    /// file a plain `sed -i` edits. Claimed by the call like a one-shot
+    /// grant; never stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fence_grants: Vec<Rule>,
 }

@@ -145,6 +145,10 @@ fn cmd_profile(args: &[String]) -> u8 {
     match format {
         Some("sbpl") => {
             let sbpl = crate::fence::sbpl::render_for(&req, &plan, &host);
+            if let Err(e) = sbpl.within_limits() {
+                eprintln!("dsh-allow: {e}");
+                return 1;
+            }
             print!("{}", sbpl.text);
             for (k, v) in &sbpl.params {
                 eprintln!("-D {k}={v}");

@@ -266,7 +266,8 @@ pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsErr
     let compile = |host: &dyn Host| {
         let plan = crate::fence::compile(&request, host);
         let sbpl = crate::fence::sbpl::render_for(&request, &plan, host);
-        serde_json::json!({ "plan": plan, "sbpl": sbpl })
+        // A profile sandbox-exec cannot take is thrown, never run unfenced.
+        sbpl.within_limits().map(|()| serde_json::json!({ "plan": plan, "sbpl": sbpl }))
     };
     let compiled = match JsHost::for_value(&host)? {
         None => compile(&LexicalHost),
@@ -277,7 +278,7 @@ pub fn compile_profile(request: JsValue, host: JsValue) -> Result<JsValue, JsErr
             h.outcome(c, enclosing)?
         }
     };
-    to_js(&compiled)
+    to_js(&compiled.map_err(|e| JsError::new(&format!("dsh-allow: {e}")))?)
 }
 
 /// `withheldAt(plan, path)`: the capabilities a compiled fence plan refuses

@@ -269,3 +269,95 @@ fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() 
     assert!(err.contains("dsh-allow persistence: shut (2 surfaces)"), "{err}");
     assert_eq!(err.matches("Read-only file system").count(), 2, "the hook and the config were writable: {err}");
 }
+
+/// Issue 27: git's self-guarded operations and a plain `sed -i` are
+/// allowed with no prompt, and the create/write/delete they need in the
+/// worktree rides in this call's fence alone.
+#[test]
+fn self_guarded_git_and_sed_complete_under_the_fence_with_the_calls_grant() {
+    let Some(t) = repository("repo-guarded") else { return };
+    fs::write(t.p("ws/a.txt"), "alpha\n").unwrap();
+    fs::write(t.p("ws/b.txt"), "beta\n").unwrap();
+    let out = unfenced(&t, "git add -A && git commit -qm files");
+    assert!(out.status.success());
+    // Each rewrite is checked on disk in the same line: without delete in
+    // the worktree git warns that it cannot unlink a file, leaves the old
+    // content in place and still exits 0.
+    let steps = [
+        "git checkout -q -b feature",
+        "echo 'alpha 2' > a.txt && git commit -qam feature",
+        "git checkout -q main && grep -qx alpha a.txt && git diff --quiet",
+        "echo 'beta 2' > b.txt && git commit -qam main",
+        "git merge -q --no-ff --no-edit feature && grep -qx 'alpha 2' a.txt && git diff --quiet",
+        "git checkout -q -b topic HEAD~1 && grep -qx alpha a.txt && git diff --quiet",
+        "echo 'gamma' > c.txt && git add c.txt && git commit -qm topic",
+        "git rebase -q main && grep -qx 'alpha 2' a.txt && git diff --quiet",
+        "echo 'local' >> b.txt && git stash -q && git diff --quiet",
+        "git stash pop -q && grep -qx local b.txt",
+        "sed -i s/alpha/omega/ a.txt",
+    ];
+    for step in steps {
+        let (d, out) = call(&t, step);
+        assert_eq!(d.decision, Outcome::Allow, "{step}: {}", d.reason);
+        assert!(out.status.success(), "{step} failed under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(fs::read_to_string(t.p("ws/a.txt")).unwrap(), "omega 2\n", "sed did not edit in place");
+    assert!(fs::read_to_string(t.p("ws/b.txt")).unwrap().ends_with("local\n"), "the stash did not come back");
+    assert!(t.base.join("ws/c.txt").exists(), "the rebase lost the topic's file");
+    history_intact(&t);
+}
+
+#[test]
+fn inline_code_in_the_same_session_still_cannot_delete_in_the_worktree() {
+    let Some(t) = repository("repo-guarded-py") else { return };
+    fs::write(t.p("ws/a.txt"), "alpha\n").unwrap();
+    let (d, out) = call(&t, "git checkout -q -b feature");
+    assert!(out.status.success() && !d.fence_grants.is_empty(), "git got no grant: {}", d.reason);
+    let script = "python3 -c 'import os; os.remove(\"a.txt\")'";
+    let (d, out) = call(&t, script);
+    assert_eq!(d.decision, Outcome::Allow, "inline code runs under the fence: {}", d.reason);
+    assert!(d.fence_grants.is_empty(), "hidden code was given the worktree");
+    assert!(!out.status.success(), "os.remove succeeded");
+    assert!(t.base.join("ws/a.txt").exists());
+    // Nor beside git on the same line.
+    let script = "git status -s && python3 -c 'import os; os.remove(\"a.txt\")'";
+    let (d, out) = call(&t, script);
+    assert!(d.fence_grants.is_empty(), "git beside hidden code carried a grant");
+    assert!(!out.status.success());
+    assert!(t.base.join("ws/a.txt").exists());
+}
+
+#[test]
+fn destructive_git_keeps_asking_and_the_kernel_holds_without_an_answer() {
+    let Some(t) = repository("repo-destructive") else { return };
+    fs::write(t.p("ws/a.txt"), "alpha\n").unwrap();
+    unfenced(&t, "git add -A && git commit -qm a && echo changed > a.txt");
+    for step in ["git checkout -- a.txt", "git reset -q --hard"] {
+        let d = decide(&t, step, json!([]));
+        assert_eq!(d.decision, Outcome::Prompt, "{step}: {}", d.reason);
+        assert!(d.reason.contains("discards uncommitted changes"), "{step}: {}", d.reason);
+        assert!(d.fence_grants.iter().all(|g| g.path.ends_with("/.git")), "{step} carried the worktree: {:?}", d.fence_grants);
+        // Run with no answer: the fence holds no delete in the worktree.
+        let out = run(&t, &d, json!([]), step);
+        assert!(!out.status.success(), "{step} replaced the file under the fence");
+    }
+    assert_eq!(fs::read_to_string(t.p("ws/a.txt")).unwrap(), "changed\n");
+}
+
+#[test]
+fn a_plain_sed_i_completes_under_the_fence_with_its_folders_grant_alone() {
+    let Some(t) = repository("repo-sed") else { return };
+    fs::create_dir_all(t.p("ws/src")).unwrap();
+    fs::write(t.p("ws/src/b.txt"), "old\n").unwrap();
+    let (d, out) = call(&t, "sed -i -e s/old/new/ src/b.txt");
+    assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+    assert!(out.status.success(), "sed -i failed under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fs::read_to_string(t.p("ws/src/b.txt")).unwrap(), "new\n");
+    let left: Vec<_> = fs::read_dir(t.p("ws/src")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(left.iter().all(|f| f == "b.txt" || f == "main.rs"), "sed left a temp file: {left:?}");
+    assert_eq!(d.fence_grants.iter().map(|g| g.path.clone()).collect::<Vec<_>>(), vec![t.p("ws/src")]);
+    // The grant was the call's: a later delete there is refused by the kernel.
+    let (d, out) = call(&t, "python3 -c 'import os; os.remove(\"src/b.txt\")'");
+    assert!(d.fence_grants.is_empty());
+    assert!(!out.status.success() && t.base.join("ws/src/b.txt").exists(), "the folder's delete outlived the sed call");
+}

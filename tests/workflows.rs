@@ -39,8 +39,10 @@ struct Step {
 /// What the decision would do up front for a step, in workspace-relative paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ask {
-    /// A prompt: delete inside this folder ("" is the workspace root),
-    /// granted for the call once answered.
+    /// Delete inside this folder ("" is the workspace root) the step needs
+    /// in the kernel: asked up front and granted for the call once answered,
+    /// or granted for the call with no prompt (git's self-guarded
+    /// operations, a plain `sed -i`: the decision test below counts prompts).
     Delete(&'static str),
     /// No prompt: a tool-state folder the step will fill does not exist yet,
     /// so the kernel has nothing to attach the baseline's delete to. Make it

@@ -104,8 +104,10 @@ export interface Decision {
   proposals: Proposal[];
   /** The command grant that matched this call: its roots are this call's one-shot grants. */
   commandGrant?: GrantMatch | null;
-  /** Delete in the workspace's repository, carried by this call's fence when
-   * the line runs git and nothing that hides code; claimed like a one-shot grant. */
+  /** This call's grants beyond the policy, carried by its fence when the line
+   * hides no code: delete in the workspace's repository for git, the worktree
+   * for git's self-guarded operations (checkout, merge, stash…), create and
+   * delete beside each file a plain `sed -i` edits; claimed like a one-shot grant. */
   fenceGrants?: Rule[];
 }
 

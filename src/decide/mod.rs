@@ -218,9 +218,11 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let (with_roots, grant) = command_grant(req, &analysis, &cwd, &home, host);
     let req = with_roots.as_ref().unwrap_or(req);
     let policy = prepared_policy(req, &home, host);
-    let fence_grants = repository_grants(req, &analysis, host);
+    let mut fence_grants = repository_grants(req, &analysis, host);
     let mut judged = judge_effects(&analysis, &policy, host);
-    let unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged);
+    let trusted = trusted_programs(req, &grant);
+    let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
+    fence_grants.append(&mut unseen.call_grants);
     conclude(req, &home, grant, judged, unseen, fence_grants, host)
 }
 
@@ -303,14 +305,22 @@ struct UnseenJudged {
     program_needs: Vec<(String, Capability, String)>,
     /// A prompt with nothing a rule could name (a /proc link, a program not on PATH).
     link_prompt: Option<String>,
-    /// Handed outside the process tree: asked every time.
-    escape: Option<String>,
+    /// Handed outside the process tree: asked every time, or (the program
+    /// named) until the user stores a command grant trusting that program.
+    escape: Option<(String, Option<String>)>,
+    /// A self-guarded program's need, granted for this call alone.
+    call_grants: Vec<crate::policy::rules::Rule>,
+    /// What the line would lose for good, for the card.
+    discards: Vec<String>,
+    /// Why the first self-guarded need granted for the call is safe.
+    call_granted: Option<String>,
 }
 
 #[inline(never)]
-fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, cwd: &str, host: &dyn Host, judged: &mut Judged) -> UnseenJudged {
+fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, cwd: &str, host: &dyn Host, judged: &mut Judged, trusted: &[String]) -> UnseenJudged {
     let fence_has = |c: Capability| req.mode == Mode::DangerFullAccess || req.fence.contains(&c);
-    let mut out = UnseenJudged::default();
+    let mut out = UnseenJudged { discards: analysis.discards.clone(), ..Default::default() };
+    let hides_nothing = hides_nothing(req, analysis);
     let why_refused = &mut judged.why_refused;
     for u in analysis.unseen.iter().chain(&judged.linked) {
         match u {
@@ -360,12 +370,31 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 }
                 out.unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
-            Unseen::Escapes { reason } => {
+            Unseen::SelfGuarded { program, capabilities, scope, reason } => {
+                let grantable = hides_nothing && !scope.is_empty() && scope.iter().all(|d| inside_workspace(d, &req.workspace, host));
+                for &cap in capabilities {
+                    let (bounded, open) = bound_in(policy, scope, cwd, cap, fence_has(cap), host, why_refused, true);
+                    let granted = !bounded && grantable && why_refused.is_none();
+                    if granted {
+                        out.call_granted.get_or_insert_with(|| reason.clone());
+                        for dir in &open {
+                            call_grant(&mut out.call_grants, dir, cap);
+                        }
+                    } else {
+                        for dir in open {
+                            out.program_needs.push((dir.clone(), cap, program.clone()));
+                            out.unbounded.push((dir, cap));
+                        }
+                    }
+                    out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+                }
+            }
+            Unseen::Escapes { program, reason } => {
                 // Beyond any fence of this call: only the user can say yes,
-                // each time (nothing to store, no grant to bound it).
-                let bounded = req.mode == Mode::DangerFullAccess;
+                // each time, or once for good by trusting the program.
+                let bounded = req.mode == Mode::DangerFullAccess || program.as_ref().is_some_and(|p| trusted.contains(p));
                 if !bounded && out.escape.is_none() {
-                    out.escape = Some(reason.clone());
+                    out.escape = Some((reason.clone(), program.clone()));
                 }
                 out.unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
@@ -399,7 +428,7 @@ fn conclude(
     host: &dyn Host,
 ) -> Decision {
     let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
-    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape } = unseen;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, .. } = unseen;
     let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
@@ -435,10 +464,17 @@ fn conclude(
             }
         }
     }
-    // Handed outside the process tree: asked every time, nothing proposed.
-    if let Some(why) = escape {
-        let reason = format!("asked every time: {why}");
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
+    // Handed outside the process tree: asked every time, unless the user
+    // trusts the program (a command grant, the only thing proposed).
+    if let Some((why, program)) = escape {
+        let (reason, proposals) = match program {
+            None => (format!("asked every time: {why}"), Vec::new()),
+            Some(p) => (
+                format!("asked each time: {why}; \"Always allow\" stores your trust in {p} as a command grant"),
+                vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
+            ),
+        };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
@@ -450,6 +486,10 @@ fn conclude(
             (_, true) if unknown.is_empty() => "allowed: the command touches no file that needs a grant".to_string(),
             (Some(w), _) => format!("allowed: {}", grant_phrase(w)),
             _ => "allowed: what the command line cannot show is bounded by the kernel fence".to_string(),
+        };
+        let reason = match call_granted {
+            Some(why) => format!("allowed: {why}, so its need is granted for this call only"),
+            None => reason,
         };
         let reason = match (&command_grant, &grant_note) {
             (Some(m), _) => format!("allowed: command grant {} covers what it writes", m.name),
@@ -472,6 +512,7 @@ fn conclude(
         Some(note) => format!("{reason} ({note})"),
         None => reason,
     };
+    let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
     Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants }
 }
@@ -525,6 +566,42 @@ fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &d
         return Vec::new();
     }
     vec![crate::policy::rules::Rule { id: String::new(), path: repo, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() }]
+}
+
+/// A line that runs no code its text does not show: no interpreter, shell,
+/// script, program outside the table, `git -c`, nothing opaque, nothing
+/// handed to a daemon. Only such a line gets a self-guarded program's
+/// need granted for the call, so nothing hidden rides on it.
+fn hides_nothing(req: &DecideRequest, analysis: &effects::Analysis) -> bool {
+    let hidden = analysis.unseen.iter().any(|u| matches!(u, Unseen::Opaque { .. } | Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. } | Unseen::Escapes { .. }));
+    req.mode == Mode::WorkspaceWrite && !analysis.runs_code && !hidden
+}
+
+/// `dir` lies in the workspace, as written and as it really is (a folder
+/// swapped for a link to elsewhere gets no grant).
+fn inside_workspace(dir: &str, workspace: &str, host: &dyn Host) -> bool {
+    let ws = paths::normalize(workspace);
+    paths::within(&paths::normalize(dir), &ws) && paths::within(&host.canonical(dir), &host.canonical_root(&ws))
+}
+
+/// Add `cap` on `dir` (recursive) to this call's grants.
+fn call_grant(grants: &mut Vec<crate::policy::rules::Rule>, dir: &str, cap: Capability) {
+    match grants.iter_mut().find(|r| r.path == dir) {
+        Some(r) => r.access.set(cap, true),
+        None => grants.push(crate::policy::rules::Rule { id: String::new(), path: dir.to_string(), recursive: true, access: Access::of(&[cap]), hits: 0, created_at: String::new() }),
+    }
+}
+
+/// The programs a matched command grant trusts (their base names): what
+/// they hand to a daemon is the user's stored answer.
+fn trusted_programs(req: &DecideRequest, grant: &GrantOutcome) -> Vec<String> {
+    let Some(m) = &grant.matched else { return Vec::new() };
+    let names: Vec<&str> = m.name.split("; ").collect();
+    req.commands
+        .iter()
+        .filter(|g| names.contains(&if g.name.is_empty() { g.command.as_str() } else { g.name.as_str() }))
+        .map(|g| paths::file_name(&g.command).to_string())
+        .collect()
 }
 
 /// The folder holding the nearest `.git` at or above `dir`, if any.

@@ -8,8 +8,8 @@ use super::*;
 #[inline(never)]
 pub(super) fn sed(name: &str, s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
-    if sed_touches_files(s) {
-        sink.opaque("the sed script reads, writes or runs something itself (r, w, e)".into());
+    if !sed_scripts(s).iter().all(|script| plain_sed(script)) {
+        sink.opaque("the sed script reads, writes or runs something itself (r, R, w, W, e, or the s command's w or e flag)".into());
     }
     if s.has(&["-f", "--file"]) {
         sink.opaque("sed reads its script from a file the line does not show, and it may write (w) or run (e) files".into());
@@ -26,7 +26,7 @@ pub(super) fn sed(name: &str, s: &Split, sink: &mut Sink) {
         sink.path(op, Read);
         if in_place {
             sink.path(op, Write);
-            in_place_replace(sink, name, op);
+            replaces_beside(sink, name, op);
         }
     }
 }
@@ -70,4 +70,88 @@ pub(super) fn ed(name: &str, s: &Split, sink: &mut Sink) {
         sink.fill(op);
     }
     sink.opaque(format!("{name} reads its commands from standard input, and they may write (w FILE) or run (!cmd) anything"));
+}
+
+/// sed's temp file beside `file`, renamed over it: create and delete in
+/// its folder. A plain script touches nothing else, so this is granted for
+/// the call when the line hides nothing.
+fn replaces_beside(sink: &mut Sink, program: &str, file: &Arg) {
+    let Arg::Literal(f) = file else { return };
+    let dir = match f.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => f[..i].to_string(),
+        None => ".".to_string(),
+    };
+    let scope: Vec<String> = sink.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, &dir, sink.cx.home)).collect()).unwrap_or_default();
+    let reason = format!("{program} edits in place: its temp file is renamed over the original, and a plain script touches nothing else");
+    sink.out.unseen.push(Unseen::SelfGuarded { program: program.to_string(), capabilities: vec![Create, Delete], scope, reason });
+}
+
+/// The scripts a sed line runs: the `-e` values, else its first operand.
+fn sed_scripts(s: &Split) -> Vec<String> {
+    let mut scripts: Vec<String> = s.values(&["-e", "--expression"]).iter().map(|a| a.text().to_string()).collect();
+    if scripts.is_empty() && !s.has(&["-f", "--file"]) {
+        scripts.extend(s.operands.first().map(|a| a.text().to_string()));
+    }
+    scripts
+}
+
+/// A sed script that opens no file and runs nothing: no `r`, `R`, `w`,
+/// `W`, `e` command, no `w` or `e` flag on `s`. Read command by command;
+/// anything not understood is not plain.
+pub(super) fn plain_sed(script: &str) -> bool {
+    let b: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    // Past a delimited part (`/re/`, `\cREc`'s body): the index after the closing delimiter.
+    let part = |mut i: usize, delim: char| -> Option<usize> {
+        while i < b.len() {
+            match b[i] {
+                '\\' => i += 2,
+                c if c == delim => return Some(i + 1),
+                '\n' if delim != '\n' => return None,
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    while i < b.len() {
+        let c = b[i];
+        // Separators, blanks, and addresses (`3`, `$`, `/re/I`, `\%re%`, `1,+2`, `0~4`, `!`).
+        if c.is_whitespace() || matches!(c, ';' | '}' | '{' | ',' | '+' | '~' | '!' | '$') || c.is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        if c == '/' || c == '\\' {
+            let (delim, from) = if c == '/' { ('/', i + 1) } else { (b.get(i + 1).copied().unwrap_or('\n'), i + 2) };
+            let Some(j) = part(from, delim) else { return false };
+            i = j;
+            while i < b.len() && matches!(b[i], 'I' | 'M') {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+        match c {
+            's' | 'y' => {
+                let Some(&delim) = b.get(i) else { return false };
+                if delim == '\n' || delim == '\\' {
+                    return false;
+                }
+                let Some(j) = part(i + 1, delim).and_then(|j| part(j, delim)) else { return false };
+                i = j;
+                while i < b.len() && (b[i].is_ascii_alphanumeric()) {
+                    if c == 'y' || !matches!(b[i], 'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9') {
+                        return false;
+                    }
+                    i += 1;
+                }
+            }
+            // Text to the end of the line, labels to the end of the command.
+            'a' | 'i' | 'c' | '#' => i = b[i..].iter().position(|&x| x == '\n').map_or(b.len(), |p| i + p),
+            ':' | 'b' | 't' | 'T' => i = b[i..].iter().position(|&x| x == '\n' || x == ';').map_or(b.len(), |p| i + p),
+            'd' | 'D' | 'p' | 'P' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'l' | '=' | 'q' | 'Q' | 'z' | 'F' => {}
+            _ => return false,
+        }
+    }
+    true
 }

@@ -1,14 +1,15 @@
-//! git's own subcommands: which rewrite the worktree (asked once, bound
-//! to git), which write the repository's configuration (what git runs
-//! later), which make earlier history unrecoverable, and the repositories
-//! below the workspace root whose lock files git keeps.
+//! git's own subcommands: which rewrite the worktree (`git_worktree`),
+//! which write the repository's configuration (what git runs later), which
+//! make earlier history unrecoverable, and the repositories below the
+//! workspace root whose lock files git keeps.
 
-use super::{git_paths, option_arg, split, Arg, Capability::*, Cwd, PathKind, Sink, Unseen};
+use super::{git_paths, git_worktree, option_arg, split, Arg, Capability::*, Cwd, PathKind, Sink, Unseen};
 use crate::paths;
 
 /// git: the worktree-rewriting subcommands replace tracked files (unlink
-/// and create again), which needs delete across the worktree; `.git` itself
-/// is tool state. `rm`/`mv` name their paths.
+/// and create again), which needs delete across the worktree
+/// (`git_worktree`: self-guarded or destructive); `.git` itself is tool
+/// state. `rm` names its paths.
 #[inline(never)]
 pub(super) fn git(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
@@ -78,47 +79,21 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
             _ => {}
         }
     }
-    let rewrites = match sub {
+    match sub {
         "rm" => {
             for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
                 if !flag("--cached") {
                     inner.path(a, Delete);
                 }
             }
-            false
-        }
-        "mv" => {
-            let ops: Vec<&Arg> = rest.iter().filter(|a| !a.text().starts_with('-')).collect();
-            if let Some((dest, sources)) = ops.split_last() {
-                for s in sources {
-                    inner.path(s, Delete);
-                }
-                inner.path(dest, Create);
-            }
-            false
         }
         "diff" if flag("--no-index") => {
             // Two paths anywhere, compared outside any repository.
             for a in rest.iter().filter(|a| !a.text().starts_with('-')) {
                 inner.path(a, Read);
             }
-            false
         }
-        "clean" => !(flag("-n") || flag("--dry-run")),
-        "reset" => flag("--hard") || flag("--merge") || flag("--keep"),
-        "stash" => !matches!(rest.first().map(Arg::text), Some("list" | "show")),
-        "restore" => !(flag("--staged") && !flag("--worktree")),
-        "checkout" | "switch" | "merge" | "rebase" | "cherry-pick" | "revert" | "pull" | "am" | "apply" => true,
-        _ => false,
-    };
-    if rewrites {
-        let scope = inner.dirs().cloned().unwrap_or_default();
-        inner.out.unseen.push(Unseen::ProgramState {
-            program: "git".into(),
-            capability: Delete,
-            scope,
-            reason: format!("git {sub} replaces tracked files across the worktree"),
-        });
+        _ => git_worktree::rewrites(sub, rest, &mut inner),
     }
     history_and_nested(sub, rest, &mut inner);
 }
@@ -131,7 +106,9 @@ fn history_and_nested(sub: &str, rest: &[Arg], inner: &mut Sink) {
         // repository's own folder: the fence grants git's lines delete
         // there for lock files, so only the card stands before this.
         let scope = repository_dir(inner).map(|g| vec![g]).unwrap_or_else(|| inner.dirs().cloned().unwrap_or_default());
-        inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope, reason: format!("git {sub} {why}") });
+        let what = format!("`git {sub}` {why}");
+        inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope, reason: what.clone() });
+        inner.out.discards.push(what);
     }
     // A repository below the workspace root keeps its lock files in its own
     // `.git`, which is not the workspace's tool state: every subcommand
@@ -143,6 +120,7 @@ fn history_and_nested(sub: &str, rest: &[Arg], inner: &mut Sink) {
         inner.out.unseen.push(Unseen::ProgramState { program: "git".into(), capability: Delete, scope: repos, reason });
     }
 }
+
 
 /// Keys whose value is a command (or a file of configuration, or a place
 /// hooks are found) that git, or a tool it starts, later runs: setting one

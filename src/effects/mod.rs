@@ -12,10 +12,12 @@ use crate::paths;
 pub use table::table_names;
 use table::{program, Kind, Program, Role, Wrapper, BUILTINS, FILLS, MAKES_IN, RUNS, UPDATES};
 mod archives;
+mod daemon;
 mod editors;
 mod fetch;
 mod git;
 mod git_paths;
+mod git_worktree;
 mod packages;
 mod readers;
 mod starts;
@@ -43,6 +45,11 @@ pub enum Unseen {
     /// A program that rewrites files it chooses under `scope` (git switching
     /// branches): "Always allow" grants it to that program, not to the folder.
     ProgramState { program: String, capability: Capability, scope: Vec<String>, reason: String },
+    /// A known program's own rewrite under `scope` that its own checks keep
+    /// from losing anything (git refusing to overwrite uncommitted work, sed
+    /// replacing only the file it names): granted for this call alone when
+    /// the line hides nothing, else asked as [`Unseen::ProgramState`].
+    SelfGuarded { program: String, capabilities: Vec<Capability>, scope: Vec<String>, reason: String },
     /// A path through one of a process's links in /proc (`path` as written):
     /// it leads wherever that process points when it runs. No rule or grant
     /// can name where, so only the kernel fence bounds it.
@@ -50,7 +57,9 @@ pub enum Unseen {
     /// A command handed to something outside this process tree (a service
     /// manager, a scheduler, a terminal server, a container daemon): no
     /// fence of this call reaches it, so it is asked every time.
-    Escapes { reason: String },
+    /// `program`: the program that hands it over, when a command grant for
+    /// it may carry the user's trust (docker), else `None`.
+    Escapes { program: Option<String>, reason: String },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,6 +85,9 @@ pub struct Analysis {
     /// config core.hooksPath …`): asked every time, never under a command
     /// grant.
     pub configures_code: bool,
+    /// What the line would lose for good (`git reset --hard` discards
+    /// uncommitted changes): said on the card.
+    pub discards: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +158,7 @@ fn starts_of(out: &mut Analysis, part: &Analysis) {
     out.runs_code |= part.runs_code;
     out.runs_git |= part.runs_git;
     out.configures_code |= part.configures_code;
+    out.discards.extend(part.discards.iter().cloned());
 }
 
 /// `analyse` adding to `out`.
@@ -167,6 +180,12 @@ fn dedupe(out: &mut Analysis) {
             seen.push(e.clone());
             true
         }
+    });
+    let mut seen_d = Vec::new();
+    out.discards.retain(|d| {
+        let fresh = !seen_d.contains(d);
+        seen_d.push(d.clone());
+        fresh
     });
     let mut seen_u = Vec::new();
     out.unseen.retain(|u| {
@@ -275,24 +294,6 @@ fn option_arg(name: &str, value: &Arg) -> Arg {
         Some(text) => Arg::Literal(text.to_string()),
         None => value.clone(),
     }
-}
-
-/// The sed script (first operand, or -e values) has a command that opens a
-/// file or runs one: `r`, `R`, `w`, `W`, `e`, or the `w`/`e` flag of `s`.
-/// Judged coarsely: any such letter after a separator or a closing `/`.
-fn sed_touches_files(s: &Split) -> bool {
-    let mut scripts: Vec<String> = s.values(&["-e", "--expression"]).iter().map(|a| a.text().to_string()).collect();
-    if scripts.is_empty() {
-        scripts.extend(s.operands.first().map(|a| a.text().to_string()));
-    }
-    scripts.iter().any(|script| {
-        let b = script.as_bytes();
-        (0..b.len()).any(|i| {
-            matches!(b[i], b'r' | b'R' | b'w' | b'W' | b'e')
-                && (i == 0 || matches!(b[i - 1], b';' | b'\n' | b'/' | b'}' | b'{' | b' ' | b'$') || b[i - 1].is_ascii_digit())
-                && b.get(i + 1).is_none_or(|c| matches!(c, b' ' | b'\n' | b';' | b'/' | b'}'))
-        })
-    })
 }
 
 /// The commands a vim run is given (`-c`, `--cmd`, `+cmd`) may write or
@@ -910,7 +911,8 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Watch => starts::watch(args, sink, depth),
         Role::SwitchUser => starts::switch_user(name, args, sink, depth),
         Role::Hidden(why) => sink.opaque(why.to_string()),
-        Role::Escapes(why) => sink.out.unseen.push(Unseen::Escapes { reason: why.to_string() }),
+        Role::Escapes(why) => sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() }),
+        Role::Daemon => daemon::client(name, args, sink),
         Role::RemoteShell => tools::remote_shell(args, sink),
         Role::Compiler => tools::compiler(name, args, sink),
         Role::Sqlite => tools::sqlite(args, sink),

@@ -107,6 +107,9 @@ pub(super) enum Role {
     History,
     /// `make`: with `-C DIR`/`-f FILE`, recipes the line does not show.
     Make,
+    /// A container client (`daemon::client`): subcommands that only ask the
+    /// daemon what it has start nothing; the rest hand it a command to run.
+    Daemon,
 }
 
 /// How a wrapper finds the program it starts.
@@ -245,7 +248,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["systemd-run", "systemctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("the service manager starts what it is given outside this process tree and its fence")) },
     Program { names: &["at", "batch", "crontab"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command is scheduled with a daemon that runs it later, outside this process tree and its fence")) },
     Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
-    Program { names: &["docker", "podman", "nerdctl", "launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
+    Program { names: &["docker", "podman", "nerdctl", "docker-compose", "podman-compose"], takes_value: &[], kind: Kind::Role(Role::Daemon) },
+    Program { names: &["launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
     Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
     // Outputs of the tools agents run most (`tools`): compilers' `-o`,
     // sqlite3's database, ssh-keygen's keys, openssl's `-in`/`-out`, the
@@ -332,7 +336,7 @@ pub(super) const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
 impl Program {
     /// Whether the program runs code its command line does not show.
     pub(super) fn runs_code(&self) -> bool {
-        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Make | Role::RemoteShell))
+        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Daemon | Role::Make | Role::RemoteShell))
     }
 }
 

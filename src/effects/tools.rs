@@ -291,6 +291,6 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
     let runs_nothing = opts.iter().any(|(o, _)| matches!(o.as_str(), "-N" | "-W" | "-O" | "-G" | "-V" | "-Q"));
     if args.get(i).is_some() && !runs_nothing {
         let reason = "sshd on the other host starts the command (or a shell reading standard input) outside this process tree and its fence";
-        sink.out.unseen.push(Unseen::Escapes { reason: reason.into() });
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
     }
 }

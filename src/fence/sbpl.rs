@@ -43,7 +43,46 @@ pub struct Sbpl {
     pub params: Vec<(String, String)>,
 }
 
+/// The longest `-D` value (and string in the text), in bytes: macOS's
+/// PATH_MAX is 1024 with the NUL (XNU bsd/sys/syslimits.h), and Seatbelt is
+/// reported to cap each string near 1 KiB; the stricter of the two.
+pub const MAX_STRING_BYTES: usize = 1023;
+
+/// What `sandbox-exec -p TEXT -D K=V …` may take of the exec argument area:
+/// a quarter of macOS's 1 MiB ARG_MAX (argv and environment together), so the
+/// command and the environment keep the rest.
+pub const MAX_ARGV_BYTES: usize = 256 * 1024;
+
 impl Sbpl {
+    /// Whether sandbox-exec can be handed this profile. A path Seatbelt
+    /// cannot hold fails the compile (the call does not run) rather than
+    /// being dropped: dropping a denial would widen the fence.
+    pub fn within_limits(&self) -> Result<(), String> {
+        for (k, v) in &self.params {
+            if v.len() > MAX_STRING_BYTES {
+                return Err(format!(
+                    "the Seatbelt profile cannot name a {}-byte path (macOS takes at most {MAX_STRING_BYTES}): {}…",
+                    v.len(),
+                    v.chars().take(80).collect::<String>()
+                ));
+            }
+            if v.contains('\0') || k.contains('\0') {
+                return Err(format!("the Seatbelt profile cannot pass a path holding a NUL byte: {v:?}"));
+            }
+        }
+        let each = |n: usize| n + 1 + std::mem::size_of::<usize>();
+        let bytes = self.params.iter().map(|(k, v)| each(2) + each(k.len() + 1 + v.len())).sum::<usize>()
+            + each("/usr/bin/sandbox-exec".len())
+            + each(2)
+            + each(self.text.len());
+        if bytes > MAX_ARGV_BYTES {
+            return Err(format!(
+                "the Seatbelt profile and its parameters take {bytes} bytes of arguments (at most {MAX_ARGV_BYTES}): too many rules or paths for one call"
+            ));
+        }
+        Ok(())
+    }
+
     /// The argv that runs `argv` under this profile.
     pub fn argv(&self, argv: &[String]) -> Vec<String> {
         let mut out = vec!["/usr/bin/sandbox-exec".to_string(), "-p".into(), self.text.clone()];
@@ -164,4 +203,31 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
     let protected: Vec<String> = req.protected_files.iter().map(|p| paths::absolute("/", p, &home)).collect();
     let surfaces = if plan.enforce == Enforce::Off { Vec::new() } else { req.repository_surfaces() };
     render(plan, &spell, &protected, &surfaces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_param(value: String) -> Sbpl {
+        Sbpl { text: "(version 1)\n(allow default)\n(deny file-write-data (subpath (param \"P0\")))\n".into(), params: vec![("P0".into(), value)] }
+    }
+
+    #[test]
+    fn a_path_longer_than_macos_can_name_is_refused_and_one_that_fits_is_not() {
+        let fits = format!("/{}", "a".repeat(MAX_STRING_BYTES - 1));
+        assert!(with_param(fits.clone()).within_limits().is_ok());
+        let err = with_param(format!("{fits}b")).within_limits().unwrap_err();
+        assert!(err.contains("1024-byte path"), "{err}");
+        assert!(with_param("/a\0b".into()).within_limits().is_err());
+    }
+
+    #[test]
+    fn a_profile_past_the_argument_budget_is_refused() {
+        let mut s = with_param("/w".into());
+        for i in 1..400 {
+            s.params.push((format!("P{i}"), format!("/{}", "x".repeat(900))));
+        }
+        assert!(s.within_limits().unwrap_err().contains("bytes of arguments"));
+    }
 }

@@ -44,8 +44,9 @@ const read = (...p) => readFileSync(join(...p), 'utf8')
  * (not) show: the state on disk as the fenced tool saw it at that moment.
  *
  * The git workflows share one repository at the workspace root, as a project
- * does: `.git` is workspace tool state there, and the grant the first rewrite
- * stores is the one every later rewrite uses. A repository in a subfolder has
+ * does: `.git` is workspace tool state there, and each self-guarded rewrite
+ * (checkout, merge, stash, rebase) gets the worktree for its own call, so
+ * none asks. A repository in a subfolder has
  * its own block below.
  */
 const WORKFLOWS = [
@@ -65,10 +66,10 @@ const WORKFLOWS = [
     ],
   },
   {
-    name: 'git checkout switches branches back and forth after one prompt, stored as a command grant for git',
+    name: 'git checkout switches branches back and forth with no prompt (self-guarded: the worktree is granted for the call)',
     tools: ['git'],
     dir: '',
-    asks: 'git',
+    asks: null,
     steps: [
       'git checkout -q feature',
       "echo 'alpha 2' > a.txt",
@@ -85,10 +86,10 @@ const WORKFLOWS = [
     },
   },
   {
-    name: 'git merge brings the feature branch in with at most one prompt',
+    name: 'git merge brings the feature branch in with no prompt',
     tools: ['git'],
     dir: '',
-    asks: 'git',
+    asks: null,
     steps: [
       'git merge -q --no-edit feature',
       // A merge commit: two parents.
@@ -100,10 +101,10 @@ const WORKFLOWS = [
     },
   },
   {
-    name: 'git stash puts work aside and pops it back with at most one prompt',
+    name: 'git stash puts work aside and pops it back with no prompt',
     tools: ['git'],
     dir: '',
-    asks: 'git',
+    asks: null,
     steps: [
       'echo wip >> README.md',
       'git stash -q',
@@ -119,10 +120,10 @@ const WORKFLOWS = [
     },
   },
   {
-    name: 'git rebase moves a topic branch onto main with at most one prompt',
+    name: 'git rebase moves a topic branch onto main with no prompt',
     tools: ['git'],
     dir: '',
-    asks: 'git',
+    asks: null,
     steps: [
       'git checkout -q -b topic feature',
       'echo gamma > c.txt',
@@ -140,10 +141,10 @@ const WORKFLOWS = [
     },
   },
   {
-    name: 'sed -i edits files in place after one prompt, and the next sed in that folder does not ask',
+    name: 'sed -i with a plain script edits files in place with no prompt (its folder is granted for the call)',
     tools: ['sed'],
     dir: 'sed',
-    asks: 'sed',
+    asks: null,
     files: { 'sed/a.txt': 'old\n', 'sed/b.txt': 'old\n' },
     steps: ['cd sed && sed -i s/old/new/ a.txt', 'cd sed && sed -i s/old/new/ b.txt'],
     check: inPlace('sed'),

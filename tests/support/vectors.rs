@@ -87,6 +87,11 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
             }
         }
     }
+    if let Some(want) = ex.get("reasonContains").and_then(Value::as_str) {
+        if !d.reason.contains(want) {
+            wrong.push(format!("reason `{}` does not say `{want}`", d.reason));
+        }
+    }
     if let Some(want) = ex.get("fenceGrants") {
         // The paths whose delete the call's fence carries beyond the policy.
         let got: Vec<Value> = d.fence_grants.iter().map(|r| json!(r.path)).collect();
