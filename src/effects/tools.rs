@@ -145,7 +145,7 @@ pub(super) fn ssh_keygen(args: &[Arg], sink: &mut Sink) {
         sink.unknown_names_in(Some(&Arg::Literal("/etc/ssh".into())), &[Create, Write], "ssh-keygen -A makes the missing host keys");
         return;
     }
-    for ca in s.values(&["-s"]) {
+    if let Some(ca) = s.values(&["-s"]).into_iter().next() {
         // Signing: each public key gets a `-cert.pub` beside it.
         sink.path(&ca, Read);
         for key in &s.operands {
