@@ -86,6 +86,7 @@ window.__ModuleLoader__.load({
       'card.path': 'Path',
       'card.command': 'Command',
       'card.sandbox': 'Sandbox',
+      'card.why': 'Why',
       'card.deny': 'Deny',
       'card.alwaysAllow': 'Always allow: {rule}',
       'card.allowOnce': 'Allow once',
@@ -144,6 +145,7 @@ window.__ModuleLoader__.load({
       'card.path': '路径',
       'card.command': '命令',
       'card.sandbox': '沙箱',
+      'card.why': '原因',
       'card.deny': '拒绝',
       'card.alwaysAllow': '总是允许:{rule}',
       'card.allowOnce': '允许一次',
@@ -503,6 +505,8 @@ window.__ModuleLoader__.load({
         paths = distinct(proposals.map(function (p) { return p.path }))
       }
       var places = ask ? { workspace: ask.workspace, home: ask.home } : null
+      var whyFull = ask && typeof ask.reason === 'string' ? ask.reason.replace(/^dsh-allow: /, '') : ''
+      var why = shortText(whyFull, places)
       // A proposal naming a program is stored as a command grant for it.
       var rule = proposals.map(function (p) {
         if (p.command) return t('card.ruleCommand', { command: p.command, capabilities: granted(p.access).join(','), path: shortPath(p.path, places) })
@@ -516,7 +520,11 @@ window.__ModuleLoader__.load({
             return h('div', { key: p, 'data-path': p, title: fullTitle(t, [p], places) }, shortPath(p, places))
           })),
           h('dt', null, t('card.command')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'command' }, ask.command || ''),
-          h('dt', null, t('card.sandbox')), h('dd', { 'data-field': 'sandbox' }, ask.mode || '')),
+          h('dt', null, t('card.sandbox')), h('dd', { 'data-field': 'sandbox' }, ask.mode || ''),
+          // The decision's own words (what a destructive git line would lose,
+          // that no fence reaches what docker's daemon runs), paths shortened.
+          why === '' ? null : h('dt', null, t('card.why')),
+          why === '' ? null : h('dd', { 'data-field': 'why', title: whyFull === why ? undefined : whyFull }, why)),
       ]
       return h('div', { className: 'dsh-allow-card-root', 'data-dsh-allow': 'card', 'data-call-id': callId, 'data-approval-key': wait.key },
         h('div', { className: 'dsh-allow-card' },

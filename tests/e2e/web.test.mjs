@@ -56,6 +56,9 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
     assert.equal(await card.locator('[data-field=path]').innerText(), 'build')
     assert.equal(await card.locator('[data-field=path] [data-path]').getAttribute('title'), `Full path: ${join(world.ws, 'build')}`)
     assert.equal(await card.locator('[data-field=sandbox]').innerText(), 'workspace-write')
+    // The decision's reason, its paths read the same way.
+    assert.match(await card.locator('[data-field=why]').innerText(), /delete is not granted on build\b/)
+    assert.doesNotMatch(await card.locator('[data-field=why]').innerText(), new RegExp(world.ws.replaceAll('.', '\\.')))
     const always = card.locator('[data-action=always-allow]')
     assert.equal(await always.innerText(), 'Always allow: delete build/**')
     assert.equal(await always.getAttribute('title'), `Full path: ${join(world.ws, 'build')}`)
