@@ -240,6 +240,14 @@ fn the_runner_reports_the_surfaces_it_shut() {
     let status = Command::new(BIN).args(["status", "--profile-json", &t.profile(json!([])).to_string()]).output().unwrap();
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["persistence"]["state"], "shut", "{status}");
+    assert!(err.contains("dsh-allow metadata: fenced ("), "{err}");
+    assert_eq!(status["metadata"]["state"], "fenced", "{status}");
+    // A tier that fences no writes leaves metadata to the decision.
+    let mut off = t.profile(json!([]));
+    off["enforce"] = json!("off");
+    let status = Command::new(BIN).args(["status", "--profile-json", &off.to_string()]).output().unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["metadata"]["state"], "open", "{status}");
 }
 
 #[test]

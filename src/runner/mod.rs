@@ -6,8 +6,11 @@
 //! nothing of the command runs.
 //!
 //! The Linux runner is an adapter: it reads the real file system, keeps
-//! compiled fences ([`kept`]), shuts a repository's persistence surfaces in
-//! a mount namespace of its own ([`persistence`]), then execs.
+//! compiled fences ([`kept`]), and in a mount namespace of its own makes the
+//! tree read-only outside the roots the fence lets the call change
+//! ([`readonly`]: Landlock has no right for chmod, chown, utimes or xattrs)
+//! and shuts a repository's persistence surfaces ([`persistence`]), then
+//! execs.
 
 #[cfg(target_os = "linux")]
 pub mod kept;

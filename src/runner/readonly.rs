@@ -116,6 +116,8 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
     Ok(Some(copies.len()))
 }
 
+/// How the runner says the read-only tree failed (the plugin matches it and
+/// then runs with no mount namespace, reporting metadata open).
 const FAILURE: &str = "cannot make the file system read-only outside the writable roots";
 
 /// A failed call: the kernel lacks it (`None`), or a failure.
