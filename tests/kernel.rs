@@ -442,3 +442,17 @@ fn metadata_where_the_fence_grants_write_still_changes() {
         assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn a_rule_on_the_root_keeps_its_metadata_open_and_the_credential_stores_shut() {
+    let Some(t) = Tree::new("metadata-root-rule") else { return };
+    // `/` is compiled around the credential stores and reserved paths: its
+    // other entries are put back writable one by one.
+    let profile = t.profile(json!([rule("/", true, &["read", "write", "create"])]));
+    let existing = t.p("outside/existing.txt");
+    assert!(t.ok(&profile, &format!("echo more >> {existing} && chmod 600 {existing} && touch -d 2000-01-01 {existing}")));
+    let key = t.p("home/.ssh/id_ed25519");
+    let before = metadata_of(&key);
+    assert!(!t.ok(&profile, &format!("chmod 777 {key}")), "a credential store's mode changed under a rule on /");
+    assert_eq!(metadata_of(&key), before);
+}
