@@ -422,7 +422,8 @@ fn metadata_outside_the_writable_roots_is_refused_by_the_kernel() {
 fn metadata_where_the_fence_grants_write_still_changes() {
     let Some(t) = Tree::new("metadata-granted") else { return };
     fs::write(t.base.join("outside/build/out.o"), "o\n").unwrap();
-    let mut profile = t.profile(json!([rule(&t.p("outside/build-2"), true, &["write"])]));
+    // A folder rule, and a rule on one file (its copy is mounted on the file).
+    let mut profile = t.profile(json!([rule(&t.p("outside/build-2"), true, &["write"]), rule(&t.p("outside/existing.txt"), false, &["write"])]));
     fs::write(t.base.join("outside/build-2/log"), "l\n").unwrap();
     profile["grants"] = json!([rule(&t.p("outside/build"), true, &["write"])]);
     let scripts = [
@@ -436,6 +437,7 @@ fn metadata_where_the_fence_grants_write_still_changes() {
         "chmod 600 ../outside/build-2/log && touch -d 2000-01-01 ../outside/build-2/log",
         "chmod 600 ../outside/build/out.o && /usr/bin/python3 -c 'import os; os.setxattr(\"../outside/build/out.o\", \"user.x\", b\"1\")'",
         "echo to-null > /dev/null && : < /dev/null",
+        "echo more >> ../outside/existing.txt && chmod 600 ../outside/existing.txt && touch -d 2000-01-01 ../outside/existing.txt",
     ];
     for script in scripts {
         let out = t.run(&profile, script);
