@@ -97,6 +97,8 @@ function statusText({ store, fenceStatus, policyOf, core, settings }, t, session
     if (fence.reason) lines.push(t('status.fence.reason', { reason: fence.reason }))
     const persistence = fence.persistence ?? { state: 'open', why: 'not probed' }
     lines.push(t(persistence.state === 'shut' ? 'status.persistence.shut' : 'status.persistence.open', { why: persistence.why }))
+    const metadata = fence.metadata ?? { state: 'open', why: 'not probed' }
+    lines.push(t(metadata.state === 'fenced' ? 'status.metadata.fenced' : 'status.metadata.open', { why: metadata.why }))
     for (const cap of CAPABILITIES) {
       const inKernel = fence.capabilities.includes(cap)
       lines.push(t('status.cap', { cap, state: t(inKernel ? 'state.kernel' : 'state.gate'), why: fence.why?.[cap] ?? '' }))

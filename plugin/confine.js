@@ -48,7 +48,8 @@ export function makePlanner({ platform, fence, runner, fenceCache, profileFor, c
       return {
         argv: runnerArgv(runner, profile, argv, { fenceCache }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
-        denialSignatures: ['permission denied', 'operation not permitted'],
+        // EROFS: the runner's read-only tree outside the writable roots.
+        denialSignatures: ['permission denied', 'operation not permitted', 'read-only file system'],
         runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
       }
     }

@@ -44,6 +44,8 @@ export const RUNNER_FAILURE_EXITS = [125, 122]
 export const RUNNER_FAILURE_PREFIX = 'dsh-allow run: '
 /** What the runner says when it cannot enter the namespaces that shut a repository's hooks. */
 export const PERSISTENCE_FAILURE = "cannot shut the repository's hooks and config"
+/** What the runner says when its namespace could not make the tree read-only outside the writable roots. */
+export const METADATA_FAILURE = 'cannot make the file system read-only outside the writable roots'
 /** Whether a fence status shuts a repository's hooks and config, as the core's `persistence`. */
 export function persistenceOf(status) {
   return status?.persistence?.state === 'shut' ? 'shut' : 'open'
@@ -114,14 +116,18 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       check('readElsewhere', `cat ${q(p('elsewhere', 'plain'))}`),
       // In its own shell: a failed redirection of `:` does not fail the `if`.
       check('hooks', `sh -c ${q(`: > ${q(p('ws', '.git', 'hooks', 'pre-commit'))}`)}`),
+      // A mode outside every writable root: Landlock has no right for it,
+      // the runner's read-only tree refuses it.
+      check('metadata', `chmod 600 ${q(p('home', 'existing'))}`),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
     if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
       // No namespaces here: fence without them, and say so loudly (the
       // decision then asks for hidden code in a repository).
-      if (persistence === 'shut' && run.stderr.includes(PERSISTENCE_FAILURE)) {
+      if (persistence === 'shut' && [PERSISTENCE_FAILURE, METADATA_FAILURE].some((f) => run.stderr.includes(f))) {
         const open = await probeLinuxRunner({ runner, scratchParent, enforce, persistence: 'open' })
-        return { ...open, persistence: { state: 'open', why: firstLine(run.stderr).replace(RUNNER_FAILURE_PREFIX, '') } }
+        const why = firstLine(run.stderr).replace(RUNNER_FAILURE_PREFIX, '')
+        return { ...open, persistence: { state: 'open', why }, metadata: { state: 'open', why } }
       }
       return offStatus(`the runner failed: ${firstLine(run.stderr) || `exit ${run.code}`}`)
     }
@@ -138,6 +144,11 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       : seen.hooks === 'fenced'
         ? { state: 'shut', why: "the repository's hooks, git config and .gitmodules are read-only in the runner's own mount namespace" }
         : { state: 'open', why: 'the probe wrote into .git/hooks unhindered' }
+    status.metadata = persistence === 'open'
+      ? { state: 'open', why: 'the runner was asked for no mount namespace, where it makes the tree read-only' }
+      : seen.metadata === 'fenced'
+        ? { state: 'fenced', why: "modes, owners, times and extended attributes are read-only outside the roots where the fence grants write, create or delete (the runner's own mount namespace)" }
+        : { state: 'open', why: 'the probe changed a mode outside the writable roots unhindered' }
     // Probe files under a folder the baseline opens (a temp dir) prove nothing.
     if (level === 'off') status.reason = `the runner fenced none of the probe's paths under ${scratchParent} (a temp directory the baseline opens?)`
     return status
@@ -207,6 +218,7 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
       // A folder that is not there proves nothing about reads elsewhere.
       `if [ -d ${shq(elsewhere)} ]; then ${check('readElsewhere', `ls ${shq(elsewhere)}`)}; else echo readElsewhere=absent; fi`,
       check('hooks', `sh -c ${shq(`: > ${shq(p('ws', '.git', 'hooks', 'pre-commit'))}`)}`),
+      check('metadata', `chmod 600 ${shq(p('home', 'existing'))}`),
     ].join('\n')
     const run = await spawnCollect(seatbeltArgv(sbpl, ['/bin/sh', '-c', script], { sandboxExec }), { cwd: p('ws') })
     const refused = run.stderr.split('\n').find((l) => l.startsWith(SEATBELT_FAILURE_PREFIX))
@@ -226,6 +238,9 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
       persistence: seen.hooks === 'fenced'
         ? { state: 'shut', why: "the Seatbelt profile denies writes to the repository's hooks, git config and .gitmodules" }
         : { state: 'open', why: 'the probe wrote into .git/hooks unhindered' },
+      metadata: seen.metadata === 'fenced'
+        ? { state: 'fenced', why: 'the Seatbelt profile denies file-write-mode, -owner, -times and -xattr outside the writable roots' }
+        : { state: 'open', why: 'the probe changed a mode outside the writable roots unhindered' },
     }
     if (level === 'off') status.reason = `Seatbelt fenced none of the probe's paths under ${scratchParent} for ${enforce}`
     return status
@@ -245,7 +260,7 @@ export function offStatus(reason) {
   return {
     level: 'off', capabilities: [], fenced: Object.fromEntries(ALL.map((c) => [c, false])),
     why: Object.fromEntries(ALL.map((c) => [c, reason])), enforcement: 'none', reason,
-    persistence: { state: 'open', why: reason },
+    persistence: { state: 'open', why: reason }, metadata: { state: 'open', why: reason },
   }
 }
 

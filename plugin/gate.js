@@ -133,12 +133,14 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
    * did not grant on that path — that one capability when it is the only
    * one, or the list of them.
    */
-  const named = (request, path, capability) => {
-    const read = capability ?? unreadable(request, path)
+  const named = (request, path, capability, readOnly = false) => {
+    // A read-only mount (the Linux runner's tree outside the writable
+    // roots) refuses only changes: never a read.
+    const read = capability ?? (readOnly ? undefined : unreadable(request, path))
     if (read !== undefined) return { path, capability: read }
     let caps = []
     try {
-      caps = withheld?.(request, path) ?? []
+      caps = (withheld?.(request, path) ?? []).filter((c) => !readOnly || CHANGES.includes(c))
     } catch {
       // Naming is a courtesy: the denial is recorded either way.
     }
@@ -304,7 +306,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         if (denials.length > 0) {
           ledger.append({
             kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
-            denied: denials.map(({ path, capability }) => named(ran.request, path, capability)),
+            denied: denials.map(({ path, capability }) => named(ran.request, path, capability, readOnlyAt(stderr, path))),
           })
         }
       }
@@ -322,6 +324,15 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     postExecute,
     onResult: (exec) => settle(exec),
   }
+}
+
+/** What a read-only mount refuses. */
+const CHANGES = ['write', 'create', 'delete']
+
+/** Whether the error that named `path` was a read-only file system's. */
+function readOnlyAt(stderr, path) {
+  const name = path.slice(path.lastIndexOf('/') + 1)
+  return stderr.split('\n').some((l) => l.includes(name) && l.toLowerCase().includes('read-only file system'))
 }
 
 /** `path` is `root` or inside it (a protected folder covers what it holds). */

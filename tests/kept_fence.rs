@@ -218,3 +218,18 @@ fn a_fence_cache_the_profile_does_not_protect_is_refused_and_nothing_runs() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not one of the profile's protected paths"));
     assert!(!marker.exists() && !t.base.join("ws/.fences").exists());
 }
+
+#[test]
+fn a_kept_fence_keeps_metadata_outside_the_writable_roots_as_a_compiled_one_does() {
+    let Some((_turn, t, profile, cache)) = settled("kept-metadata") else { return };
+    let secret = t.p("home/secret.txt");
+    let mode = || std::os::unix::fs::PermissionsExt::mode(&fs::metadata(&secret).unwrap().permissions()) & 0o777;
+    let before = mode();
+    assert_eq!(t.run_kept(&profile, &cache, &format!("chmod 000 {secret}")), ("compiled, kept".into(), false));
+    for _ in 0..2 {
+        assert_eq!(t.run_kept(&profile, &cache, &format!("chmod 000 {secret}")), ("reused".into(), false), "chmod outside");
+        assert_eq!(t.run_kept(&profile, &cache, &format!("touch -d 2000-01-01 {secret}")), ("reused".into(), false), "utimes outside");
+        assert_eq!(t.run_kept(&profile, &cache, "chmod 755 src/main.rs && touch -d 2000-01-01 src/main.rs"), ("reused".into(), true), "in the workspace");
+    }
+    assert_eq!(mode(), before);
+}

@@ -229,7 +229,7 @@ fn differential(name: &str, probes: usize) {
         seed ^= seed << 17;
         (seed % n as u64) as usize
     };
-    let (mut mismatches, mut checked) = (0, 0);
+    let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
     let per_set = 20;
     for set in 0..probes.div_ceil(per_set) {
         // A fresh tree state per rule set.
@@ -286,6 +286,23 @@ fn differential(name: &str, probes: usize) {
             for f in ["f1", "f2"] {
                 fs::write(t.base.join(d).join(f), "data\n").unwrap();
             }
+            // One probe in six changes metadata (mode, times, an xattr):
+            // Landlock has no right for it, the runner's read-only tree
+            // refuses it wherever the fence grants no change.
+            if rnd(6) == 5 {
+                let (path, script) = metadata_probe(&t, d, rnd(6));
+                let core = [Capability::Write, Capability::Create, Capability::Delete]
+                    .iter()
+                    .any(|&c| policy.resolve(&Spellings::of(&t.p(&path), &host), c).granted);
+                let kernel = t.ok(&profile, &format!("{script} 2>/dev/null"));
+                checked += 1;
+                metadata += 1;
+                if core != kernel {
+                    mismatches += 1;
+                    eprintln!("MISMATCH metadata `{script}`: core {core}, kernel {kernel}; rules {}", profile["rules"]);
+                }
+                continue;
+            }
             let cap = Capability::ALL[rnd(5)];
             let (path, script) = match cap {
                 Capability::Read => (format!("{d}/f1"), format!("cat {}", t.p(&format!("{d}/f1")))),
@@ -303,8 +320,21 @@ fn differential(name: &str, probes: usize) {
             }
         }
     }
-    eprintln!("differential: {checked} probes, {mismatches} mismatches");
+    eprintln!("differential: {checked} probes ({metadata} of metadata), {mismatches} mismatches");
     assert_eq!(mismatches, 0, "the kernel and the core disagreed {mismatches} times in {checked} probes");
+}
+
+/// A metadata change on `f1` or `f2` in `d` (which: `pick`), as hidden
+/// code would make it: (the path, the script).
+fn metadata_probe(t: &Tree, d: &str, pick: usize) -> (String, String) {
+    let rel = format!("{d}/f{}", 1 + pick % 2);
+    let p = t.p(&rel);
+    let script = match pick / 2 {
+        0 => format!("chmod 600 {p}"),
+        1 => format!("touch -d 2000-01-01 {p}"),
+        _ => format!("/usr/bin/python3 -c 'import os; os.setxattr(\"{p}\", \"user.probe\", b\"1\")'"),
+    };
+    (rel, script)
 }
 
 #[test]
@@ -335,4 +365,96 @@ fn the_runner_makes_an_empty_git_folder_only_for_git_init_where_the_call_starts(
     for elsewhere in ["git init sub", "cd sub && git init", "git -C sub init", "git init -b main sub", "pushd sub; git init", "git status"] {
         assert!(!inits_here(elsewhere), "{elsewhere}");
     }
+}
+
+/// What a file's metadata looks like: mode, owner, times (ctime moves with
+/// every chmod, chown, utimes and xattr change, whatever it set) and its
+/// extended attributes.
+fn metadata_of(path: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::symlink_metadata(path).unwrap();
+    let out = Command::new("/usr/bin/python3").args(["-c", "import os,sys; print(sorted(os.listxattr(sys.argv[1])))", path]).output().unwrap();
+    format!("mode {:o} uid {} gid {} mtime {}.{} ctime {}.{} xattrs {}", m.mode(), m.uid(), m.gid(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Issue 26's table, run as hidden code: Landlock has no right for chmod,
+/// chown, utimes or extended attributes, so the runner's read-only tree
+/// refuses them wherever the fence grants no change.
+#[test]
+fn metadata_outside_the_writable_roots_is_refused_by_the_kernel() {
+    let Some(t) = Tree::new("metadata-refused") else { return };
+    fs::create_dir(t.base.join("home/.aws")).unwrap();
+    fs::write(t.base.join("home/.bashrc"), "# mine\n").unwrap();
+    fs::write(t.base.join("home/.ssh/id_rsa"), "KEY\n").unwrap();
+    let set = Command::new("/usr/bin/python3").args(["-c", "import os,sys; os.setxattr(sys.argv[1], 'user.mine', b'1')", &t.p("home/.ssh/id_ed25519")]).status().unwrap();
+    assert!(set.success(), "this file system takes no user xattrs");
+    // The outside folder is readable here, so descriptors can be opened on it.
+    let profile = t.profile(json!([rule(&t.p("outside"), true, &["read"])]));
+    let py = |code: &str| format!("/usr/bin/python3 -c '{code}'");
+    let rows = [
+        ("chmod 000 ~/.aws", "chmod 000 \"$HOME/.aws\"".to_string(), "home/.aws"),
+        ("touch -d 2000-01-01 ~/.bashrc", "touch -d 2000-01-01 \"$HOME/.bashrc\"".to_string(), "home/.bashrc"),
+        ("os.setxattr(~/.ssh/id_rsa)", py("import os; os.setxattr(os.path.expanduser(\"~/.ssh/id_rsa\"), \"user.x\", b\"1\")"), "home/.ssh/id_rsa"),
+        ("os.removexattr(~/.ssh/id_ed25519)", py("import os; os.removexattr(os.path.expanduser(\"~/.ssh/id_ed25519\"), \"user.mine\")"), "home/.ssh/id_ed25519"),
+        ("chown to its own owner", "chown \"$(id -u):$(id -g)\" \"$HOME/.bashrc\"".to_string(), "home/.bashrc"),
+        ("os.utime through /proc/self/root", py("import os; os.utime(\"/proc/self/root\" + os.path.expanduser(\"~/.bashrc\"), (0, 0))"), "home/.bashrc"),
+        ("fchmod of a file opened for reading", py(&format!("import os; fd = os.open(\"{}\", os.O_RDONLY); os.fchmod(fd, 0o777)", t.p("outside/existing.txt"))), "outside/existing.txt"),
+        ("futimens of a file opened for reading", py(&format!("import os; fd = os.open(\"{}\", os.O_RDONLY); os.utime(fd, (0, 0))", t.p("outside/existing.txt"))), "outside/existing.txt"),
+        ("chmod of the folder holding the workspace", format!("chmod 700 {}", t.base.display()), ""),
+    ];
+    // Every row is tried and every one that got through is named.
+    let mut through = Vec::new();
+    for (what, script, rel) in rows {
+        let before = metadata_of(&t.p(rel));
+        let out = t.run(&profile, &script);
+        let erofs = String::from_utf8_lossy(&out.stderr).contains("Read-only file system");
+        if out.status.success() || !erofs || metadata_of(&t.p(rel)) != before {
+            through.push(format!("{what} (exit {:?}): {}", out.status.code(), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+    }
+    assert!(through.is_empty(), "not refused by the read-only tree:\n{}", through.join("\n"));
+}
+
+/// The same operations where the fence grants write (the workspace, temp,
+/// a rule's root, a grant of this call) and what everyday tools do with
+/// them: the read-only tree must not get in their way.
+#[test]
+fn metadata_where_the_fence_grants_write_still_changes() {
+    let Some(t) = Tree::new("metadata-granted") else { return };
+    fs::write(t.base.join("outside/build/out.o"), "o\n").unwrap();
+    // A folder rule, and a rule on one file (its copy is mounted on the file).
+    let mut profile = t.profile(json!([rule(&t.p("outside/build-2"), true, &["write"]), rule(&t.p("outside/existing.txt"), false, &["write"])]));
+    fs::write(t.base.join("outside/build-2/log"), "l\n").unwrap();
+    profile["grants"] = json!([rule(&t.p("outside/build"), true, &["write"])]);
+    let scripts = [
+        "printf '#!/bin/sh\\necho ran\\n' > run.sh && chmod +x run.sh && ./run.sh",
+        "touch src/main.rs && touch -d 2000-01-01 src/main.rs && test \"$(stat -c %Y src/main.rs)\" = 946684800",
+        "/usr/bin/python3 -c 'import os; os.setxattr(\"src/main.rs\", \"user.x\", b\"1\"); os.removexattr(\"src/main.rs\", \"user.x\")'",
+        "chown \"$(id -u):$(id -g)\" src/main.rs",
+        "cp -p src/main.rs src/copy.rs && test \"$(stat -c %Y src/copy.rs)\" = 946684800",
+        "mkdir -p pack && echo f > pack/f && chmod 640 pack/f && touch -d 2001-01-01 pack/f && tar -cf pack.tar pack && mkdir out && tar -xpf pack.tar -C out && test \"$(stat -c %a.%Y out/pack/f)\" = 640.978307200",
+        "f=$(mktemp) && chmod 600 \"$f\" && touch -d 2000-01-01 \"$f\" && rm \"$f\"",
+        "chmod 600 ../outside/build-2/log && touch -d 2000-01-01 ../outside/build-2/log",
+        "chmod 600 ../outside/build/out.o && /usr/bin/python3 -c 'import os; os.setxattr(\"../outside/build/out.o\", \"user.x\", b\"1\")'",
+        "echo to-null > /dev/null && : < /dev/null",
+        "echo more >> ../outside/existing.txt && chmod 600 ../outside/existing.txt && touch -d 2000-01-01 ../outside/existing.txt",
+    ];
+    for script in scripts {
+        let out = t.run(&profile, script);
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn a_rule_on_the_root_keeps_its_metadata_open_and_the_credential_stores_shut() {
+    let Some(t) = Tree::new("metadata-root-rule") else { return };
+    // `/` is compiled around the credential stores and reserved paths: its
+    // other entries are put back writable one by one.
+    let profile = t.profile(json!([rule("/", true, &["read", "write", "create"])]));
+    let existing = t.p("outside/existing.txt");
+    assert!(t.ok(&profile, &format!("echo more >> {existing} && chmod 600 {existing} && touch -d 2000-01-01 {existing}")));
+    let key = t.p("home/.ssh/id_ed25519");
+    let before = metadata_of(&key);
+    assert!(!t.ok(&profile, &format!("chmod 777 {key}")), "a credential store's mode changed under a rule on /");
+    assert_eq!(metadata_of(&key), before);
 }

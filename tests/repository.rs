@@ -211,6 +211,23 @@ fn git_config_asks_once_as_a_command_grant_then_git_writes_its_config() {
 }
 
 #[test]
+fn git_checkout_sets_modes_and_times_under_the_read_only_tree() {
+    let Some(t) = repository("repo-modes") else { return };
+    let out = unfenced(&t, "printf '#!/bin/sh\\necho ran\\n' > tool.sh && git checkout -qb exec && chmod +x tool.sh && git add tool.sh && git commit -qm exec && git checkout -q main");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A checkout replaces files, so it asks for delete in the workspace
+    // once; run as the user answered it.
+    let answered = json!([rule(&t.p("ws"), true, &["delete"])]);
+    for step in ["git checkout -q exec", "./tool.sh", "touch -d 2000-01-01 tool.sh", "chmod -x tool.sh && git checkout -q -- tool.sh && ./tool.sh", "git checkout -q main"] {
+        let d = decide(&t, step, json!([]));
+        let out = run(&t, &d, answered.clone(), step);
+        assert!(out.status.success(), "{step} failed under the fence: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(!t.base.join("ws/tool.sh").exists());
+    history_intact(&t);
+}
+
+#[test]
 fn the_runner_reports_the_surfaces_it_shut() {
     let Some(t) = repository("repo-report") else { return };
     let mut c = Command::new(BIN);
@@ -223,6 +240,14 @@ fn the_runner_reports_the_surfaces_it_shut() {
     let status = Command::new(BIN).args(["status", "--profile-json", &t.profile(json!([])).to_string()]).output().unwrap();
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(status["persistence"]["state"], "shut", "{status}");
+    assert!(err.contains("dsh-allow metadata: fenced ("), "{err}");
+    assert_eq!(status["metadata"]["state"], "fenced", "{status}");
+    // A tier that fences no writes leaves metadata to the decision.
+    let mut off = t.profile(json!([]));
+    off["enforce"] = json!("off");
+    let status = Command::new(BIN).args(["status", "--profile-json", &off.to_string()]).output().unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["metadata"]["state"], "open", "{status}");
 }
 
 #[test]
@@ -249,6 +274,11 @@ fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() 
     fs::write(base.join("ws/.git/config"), "[core]\n").unwrap();
     let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(&base).status().unwrap();
     assert!(chown.success());
+    // A file of the user's outside every writable root (the temp dirs are
+    // one): its mode is the read-only tree's to keep.
+    let outside = scratch::root().join(format!("unprivileged-outside-{}", std::process::id()));
+    fs::write(&outside, "x").unwrap();
+    assert!(Command::new("chown").arg("65534:65534").arg(&outside).status().unwrap().success());
     let runner = base.join("dsh-allow");
     fs::copy(BIN, &runner).unwrap();
     let p = |rel: &str| base.join(rel).to_string_lossy().into_owned();
@@ -257,17 +287,23 @@ fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() 
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&runner)
         .args(["run", "--profile-json", &profile.to_string(), "--report-fence", "--", "/bin/sh", "-c"])
-        .arg("id -u; echo x > .git/hooks/pre-commit; echo x >> .git/config; echo ok > f")
+        .arg(format!("id -u; echo x > .git/hooks/pre-commit; echo x >> .git/config; chmod 600 {}; echo ok > f && chmod +x f", outside.display()))
         .current_dir(base.join("ws"))
         .env("HOME", base.join("home"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
+    let executable = fs::metadata(base.join("ws/f")).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+    let outside_mode = fs::metadata(&outside).map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
     let _ = fs::remove_dir_all(&base);
+    let _ = fs::remove_file(&outside);
     assert!(out.status.success(), "{err}");
+    assert!(executable.unwrap(), "chmod +x in the workspace was refused: {err}");
+    assert_ne!(outside_mode.unwrap(), 0o600, "a mode outside the writable roots changed: {err}");
+    assert!(err.contains("dsh-allow metadata: fenced"), "{err}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "65534", "the command ran as the user, not as root in the namespace");
     assert!(err.contains("dsh-allow persistence: shut (2 surfaces)"), "{err}");
-    assert_eq!(err.matches("Read-only file system").count(), 2, "the hook and the config were writable: {err}");
+    assert_eq!(err.matches("Read-only file system").count(), 3, "the hook, the config or the outside file's mode was writable: {err}");
 }
 
 /// Issue 27: git's self-guarded operations and a plain `sed -i` are

@@ -511,7 +511,10 @@ fn rules_for(fence: Fence, ws: &Path, step: &Step) -> Vec<Value> {
     rules
 }
 
-const DENIALS: &[&str] = &["Permission denied", "Operation not permitted", "EACCES", "EPERM", "os error 13", "os error 1)"];
+/// EROFS too: outside the writable roots the runner's read-only tree
+/// refuses a change before Landlock is asked.
+const DENIALS: &[&str] =
+    &["Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM", "EROFS", "os error 13", "os error 1)", "os error 30"];
 
 /// The first line of `text` carrying a denial signature, and the path it
 /// names (looking back a few lines: cargo puts the path above its cause).

@@ -1,7 +1,8 @@
 //! Kernel denials turned into guidance: when a fenced command fails with
-//! "Permission denied" / "Operation not permitted", name the capability that
-//! was missing and where, and the narrowest `/allow add` that would grant it,
-//! instead of leaving the model a bare error to work around.
+//! "Permission denied" / "Operation not permitted" / "Read-only file
+//! system", name the capability that was missing and where, and the
+//! narrowest `/allow add` that would grant it, instead of leaving the model
+//! a bare error to work around.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,9 +20,17 @@ pub struct Denial {
     pub guidance: String,
 }
 
+/// How a refusal reads: Landlock's EACCES, Seatbelt's EPERM, and the EROFS
+/// of the Linux runner's read-only tree (outside the writable roots a write,
+/// create, delete or metadata change fails so before Landlock is asked).
+const REFUSALS: &[&str] = &["permission denied", "operation not permitted", READ_ONLY];
+const READ_ONLY: &str = "read-only file system";
+
 /// Words in a denial line that tell the operation (tool messages as measured:
 /// coreutils, git, sed, perl, python, bash).
 const OPERATIONS: &[(&[&str], Capability)] = &[
+    // Metadata first: `touch: setting times of 'f'` changes, not makes, f.
+    (&["changing permissions", "changing ownership", "changing group", "setting times", "xattr", "utime"], Capability::Write),
     (&["unlink", "remove", "rename", "move", "rmdir", "delete"], Capability::Delete),
     (&["cannot create", "create", "touch", "mkdir", "make"], Capability::Create),
     (&["exec", "execute", "run"], Capability::Execute),
@@ -46,12 +55,19 @@ pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
     for line in stderr.lines() {
         let lower = line.to_ascii_lowercase();
-        if !(lower.contains("permission denied") || lower.contains("operation not permitted")) {
+        if !REFUSALS.iter().any(|r| lower.contains(r)) {
             continue;
         }
         let Some(spelled) = path_in(line) else { continue };
         let path = paths::absolute(cwd, &spelled, home);
-        let capability = operation_of(line, &lower);
+        // A read never meets a read-only mount: what failed there changes
+        // something (node's `open` is an open for writing), and the
+        // refusal's own "read" is no operation.
+        let read_only = lower.contains(READ_ONLY);
+        let capability = match operation_of(line, &lower.replace(READ_ONLY, "")) {
+            Some(Capability::Read) if read_only => Some(Capability::Write),
+            c => c,
+        };
         // A rename or an unlink is decided on the folder holding the entry.
         let target = if capability == Some(Capability::Delete) || capability == Some(Capability::Create) {
             paths::parent(&path).to_string()
@@ -86,7 +102,7 @@ fn path_in(line: &str) -> Option<String> {
         }
     }
     let lower = line.to_ascii_lowercase();
-    let at = lower.rfind(": permission denied").or_else(|| lower.rfind(": operation not permitted"))?;
+    let at = REFUSALS.iter().filter_map(|r| lower.rfind(&format!(": {r}"))).max()?;
     let before = line[..at].trim_end();
     let word = before.rsplit([' ', ':']).find(|w| !w.is_empty())?;
     (word.contains('/') || word.contains('.')).then(|| word.trim_end_matches(',').to_string())
@@ -119,6 +135,15 @@ mod tests {
         assert_eq!(one("touch: /other/x: Operation not permitted"), ("/other/x".into(), Some(Create)));
         assert_eq!(one("PermissionError: [Errno 1] Operation not permitted: '/h/.aws/credentials'").0, "/h/.aws/credentials");
         assert_eq!(one("Error: EPERM: operation not permitted, unlink '/w/src/a.rs'"), ("/w/src/a.rs".into(), Some(Delete)));
+        // The Linux runner's read-only tree, outside the writable roots.
+        assert_eq!(one("chmod: changing permissions of '/h/.aws': Read-only file system"), ("/h/.aws".into(), Some(Write)));
+        assert_eq!(one("touch: setting times of '/h/.bashrc': Read-only file system"), ("/h/.bashrc".into(), Some(Write)));
+        assert_eq!(one("touch: cannot touch '/other/x': Read-only file system"), ("/other/x".into(), Some(Create)));
+        assert_eq!(one("rm: cannot remove '/other/x': Read-only file system"), ("/other/x".into(), Some(Delete)));
+        assert_eq!(one("sh: 1: cannot create /other/x: Read-only file system"), ("/other/x".into(), Some(Create)));
+        assert_eq!(one("bash: /other/existing.txt: Read-only file system"), ("/other/existing.txt".into(), None));
+        assert_eq!(one("Error: EROFS: read-only file system, open '/other/x'"), ("/other/x".into(), Some(Write)));
+        assert_eq!(one("OSError: [Errno 30] Read-only file system: '/h/.ssh/id_rsa'"), ("/h/.ssh/id_rsa".into(), None));
         let d = explain_denials("rm: cannot remove 'a': Permission denied", "/w", "/h");
         assert!(d[0].guidance.contains("/allow add delete /w folder") && d[0].guidance.contains("Do not work around it"), "{}", d[0].guidance);
     }

@@ -75,10 +75,12 @@ pub struct ProfileRequest {
     #[serde(default = "full")]
     pub enforce: Enforce,
     /// Whether the runner shuts the repository's hooks and config (Linux:
-    /// read-only bind mounts in a namespace of its own). Absent means shut,
-    /// and a runner that cannot runs nothing; the plugin sends `open` only
-    /// after its probe found namespaces unavailable, and then the decision
-    /// asks for hidden code in a repository.
+    /// read-only bind mounts in a namespace of its own; in the same
+    /// namespace it makes the tree read-only outside the writable roots,
+    /// which fences metadata). Absent means shut, and a runner that cannot
+    /// runs nothing; the plugin sends `open` only after its probe found
+    /// namespaces unavailable, and then the decision asks for hidden code in
+    /// a repository.
     #[serde(default = "shut")]
     pub persistence: Persistence,
 }

@@ -6,13 +6,18 @@
 //! nothing of the command runs.
 //!
 //! The Linux runner is an adapter: it reads the real file system, keeps
-//! compiled fences ([`kept`]), shuts a repository's persistence surfaces in
-//! a mount namespace of its own ([`persistence`]), then execs.
+//! compiled fences ([`kept`]), and in a mount namespace of its own makes the
+//! tree read-only outside the roots the fence lets the call change
+//! ([`readonly`]: Landlock has no right for chmod, chown, utimes or xattrs)
+//! and shuts a repository's persistence surfaces ([`persistence`]), then
+//! execs.
 
 #[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
 pub mod persistence;
+#[cfg(target_os = "linux")]
+pub mod readonly;
 
 
 use crate::fs_host::FsHost;
@@ -58,15 +63,9 @@ pub fn main(args: &[String]) -> u8 {
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
             // Before Landlock: once it applies, no mount may change.
-            let shut = if req.persistence == crate::api::Persistence::Shut {
-                let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| req.workspace.clone());
-                let surfaces = crate::runner::persistence::surfaces(&req, &cwd);
-                if let Err(e) = crate::runner::persistence::shut(&surfaces) {
-                    return fail(EXIT_FAILED, &format!("{e}; nothing was run"));
-                }
-                format!("shut ({} surfaces)", surfaces.len())
-            } else {
-                "open (the profile asks not to shut them)".to_string()
+            let (shut, metadata) = match mount_fences(&req, &rules) {
+                Ok(m) => m,
+                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
             };
             if let Err((code, e)) = linux::apply(&rules) {
                 return fail(code, &e);
@@ -74,6 +73,7 @@ pub fn main(args: &[String]) -> u8 {
             if opts.iter().any(|o| o == "--report-fence") {
                 eprintln!("dsh-allow fence: {how}");
                 eprintln!("dsh-allow persistence: {shut}");
+                eprintln!("dsh-allow metadata: {metadata}");
             }
         }
         exec(argv)
@@ -114,6 +114,31 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
         _ => "compiled".to_string(),
     };
     Ok((rules, how))
+}
+
+/// The runner's mount namespace: the tree read-only outside the writable
+/// roots ([`readonly`]), then the repository's persistence surfaces
+/// ([`persistence`]). Says, for `--report-fence`, what each did.
+#[cfg(target_os = "linux")]
+fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String), String> {
+    use crate::runner::{persistence, readonly};
+    if req.persistence != crate::api::Persistence::Shut {
+        return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into()));
+    }
+    let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
+    let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
+    persistence::enter_namespace()?;
+    let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
+        Some(n) => format!("fenced ({n} writable roots)"),
+        None => format!("open ({})", readonly::NO_SETATTR),
+    };
+    persistence::shut(&surfaces)?;
+    // The working directory still leads into the mount it was opened on,
+    // now read-only: reach it again through the roots put back.
+    if let Some(dir) = here {
+        let _ = std::env::set_current_dir(dir);
+    }
+    Ok((format!("shut ({} surfaces)", surfaces.len()), metadata))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
@@ -266,6 +291,13 @@ pub mod linux {
     use crate::host::{Host, PathKind};
     use crate::fence::landlock::{never_granted, rights, since_abi, FILE_RIGHTS};
     use crate::fence::FencePlan;
+
+    /// The Landlock rights (bits of `AccessFs`) that change something:
+    /// write, create, delete. A rule holding any of them needs a writable
+    /// mount ([`super::readonly`]).
+    pub fn mutating_rights() -> u64 {
+        flags(&[Capability::Write, Capability::Create, Capability::Delete], u32::MAX, true, false).bits()
+    }
 
     /// Compiling around shut paths lists folders; past this many rules the
     /// profile is refused rather than silently trimmed.
@@ -421,7 +453,7 @@ pub mod linux {
     /// way: rule paths are real paths, so a link found there now was put
     /// there since, and gets no rule (the grant is not carried to its
     /// target).
-    fn open_real(path: &str) -> std::io::Result<OwnedFd> {
+    pub(crate) fn open_real(path: &str) -> std::io::Result<OwnedFd> {
         let c = CString::new(path).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
         // SAFETY: open_how is plain integers; all-zero is its empty value.
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
@@ -544,5 +576,23 @@ pub fn status(plan: &FencePlan) -> serde_json::Value {
     };
     #[cfg(not(target_os = "linux"))]
     let persistence = serde_json::json!({ "state": "open", "why": "the runner's mount namespace exists only on Linux" });
-    serde_json::json!({ "landlockAbi": abi, "enforce": plan.enforce, "capabilities": caps, "notes": plan.notes, "persistence": persistence })
+    let metadata = metadata_status(plan);
+    serde_json::json!({ "landlockAbi": abi, "enforce": plan.enforce, "capabilities": caps, "notes": plan.notes, "persistence": persistence, "metadata": metadata })
+}
+
+/// Whether chmod, chown, utimes and extended attributes are refused outside
+/// the roots the fence lets the call change (Landlock has no right for them).
+fn metadata_status(plan: &FencePlan) -> serde_json::Value {
+    use crate::policy::capability::Capability;
+    if !plan.handled.contains(&Capability::Write) {
+        return serde_json::json!({ "state": "open", "why": "this tier fences no writes" });
+    }
+    #[cfg(target_os = "linux")]
+    let probed = crate::runner::readonly::available();
+    #[cfg(not(target_os = "linux"))]
+    let probed: Result<(), String> = Err("the runner's mount namespace exists only on Linux".into());
+    match probed {
+        Ok(()) => serde_json::json!({ "state": "fenced", "why": "modes, owners, times and extended attributes are read-only outside the roots where the fence grants write, create or delete (the runner's own mount namespace)" }),
+        Err(e) => serde_json::json!({ "state": "open", "why": e }),
+    }
 }

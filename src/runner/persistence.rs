@@ -76,13 +76,10 @@ fn gits_own(req: &ProfileRequest, git: &str) -> bool {
     req.grants.iter().any(|g| g.path == git && g.access.grants(Capability::Delete))
 }
 
-/// Enter a private mount namespace and make `surfaces` read-only in it.
+/// Make `surfaces` read-only, in the mount namespace [`enter_namespace`]
+/// made.
 #[cfg(target_os = "linux")]
 pub fn shut(surfaces: &[String]) -> Result<(), String> {
-    if surfaces.is_empty() {
-        return Ok(());
-    }
-    enter_namespace()?;
     for s in surfaces {
         read_only_bind(s)?;
     }
@@ -119,9 +116,11 @@ pub fn available() -> Result<(), String> {
     }
 }
 
+/// Enter a private mount namespace (and a user namespace when not root):
+/// every mount fence of the runner is made in it.
 #[cfg(target_os = "linux")]
-fn enter_namespace() -> Result<(), String> {
-    let err = |what: &str| format!("cannot shut the repository's hooks and config: {what}: {}", std::io::Error::last_os_error());
+pub fn enter_namespace() -> Result<(), String> {
+    let err = |what: &str| format!("{NAMESPACE_FAILURE}: {what}: {}", std::io::Error::last_os_error());
     // SAFETY: plain system calls on this single-threaded process.
     unsafe {
         let uid = libc::geteuid();
@@ -149,9 +148,13 @@ fn enter_namespace() -> Result<(), String> {
     Ok(())
 }
 
+/// How the runner says it could not make its mount namespace (the plugin
+/// then runs with persistence open).
+pub const NAMESPACE_FAILURE: &str = "cannot shut the repository's hooks and config";
+
 #[cfg(target_os = "linux")]
 fn write_proc(file: &str, text: &str) -> Result<(), String> {
-    std::fs::write(file, text).map_err(|e| format!("cannot shut the repository's hooks and config: writing {file}: {e}"))
+    std::fs::write(file, text).map_err(|e| format!("{NAMESPACE_FAILURE}: writing {file}: {e}"))
 }
 
 /// Bind `path` onto itself, then remount that bind read-only, keeping the

@@ -1,5 +1,6 @@
 // The Linux probe against the real runner and kernel: which capabilities the
-// fence holds, and whether a repository's hooks are shut (persistence).
+// fence holds, whether a repository's hooks are shut (persistence), and
+// whether modes, times and xattrs outside the writable roots are (metadata).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -26,6 +27,8 @@ test('the probe finds the full fence and the repository hooks shut', { skip }, a
   assert.equal(status.level, 'full', JSON.stringify(status))
   assert.equal(status.persistence.state, 'shut', JSON.stringify(status.persistence))
   assert.equal(persistenceOf(status), 'shut')
+  // The probe's chmod outside every writable root met the read-only tree.
+  assert.equal(status.metadata.state, 'fenced', JSON.stringify(status.metadata))
 })
 
 test('a runner told not to shut them is reported open, and the decision is told so', { skip }, async (t) => {
@@ -34,4 +37,5 @@ test('a runner told not to shut them is reported open, and the decision is told 
   assert.equal(status.persistence.state, 'open')
   assert.equal(persistenceOf(status), 'open')
   assert.equal(persistenceOf(undefined), 'open', 'no probe yet: open, so hidden code in a repository asks')
+  assert.equal(status.metadata.state, 'open', 'no mount namespace, no read-only tree')
 })
