@@ -7,6 +7,7 @@
 //! `cargo test --test friction -- --nocapture` prints the count and each ask,
 //! and the same on the vectors' fixture with a fence of all five and with
 //! none.
+#![cfg(not(target_arch = "wasm32"))]
 
 use dsh_allow::api::{DecideRequest, Outcome};
 use dsh_allow::decide::decide;
