@@ -275,8 +275,17 @@ fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() 
     let chown = Command::new("chown").args(["-R", "65534:65534"]).arg(&base).status().unwrap();
     assert!(chown.success());
     // A file of the user's outside every writable root (the temp dirs are
-    // one): its mode is the read-only tree's to keep.
-    let outside = scratch::root().join(format!("unprivileged-outside-{}", std::process::id()));
+    // one): its mode is the read-only tree's to keep. It must be reachable
+    // by that user, so not under root's home (where the scratch trees live
+    // when the checkout sits in a temp folder): a system folder anyone may
+    // search.
+    let Some(system) = ["/var/lib", "/opt", "/srv"].into_iter().find(|d| {
+        fs::metadata(d).is_ok_and(|m| m.is_dir() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o001 != 0)
+    }) else {
+        let _ = fs::remove_dir_all(&base);
+        panic!("no world-searchable /var/lib, /opt or /srv for the outside file");
+    };
+    let outside = std::path::Path::new(system).join(format!("dsh-allow-unprivileged-outside-{}", std::process::id()));
     fs::write(&outside, "x").unwrap();
     assert!(Command::new("chown").arg("65534:65534").arg(&outside).status().unwrap().success());
     let runner = base.join("dsh-allow");
