@@ -1,7 +1,14 @@
 //! The Seatbelt profile text, for every tier and mode: structure and order
-//! (it runs everywhere), and the Seatbelt kernel suite (macOS only; SKIPs
-//! loudly elsewhere, fails instead with DSH_ALLOW_REQUIRE_SEATBELT=1).
+//! (it runs everywhere), and the Seatbelt kernel suite: under Apple's
+//! sandbox-exec on macOS, under the Seatbelt model on Linux (labelled so in
+//! every line it prints). It SKIPs loudly where neither can run, and fails
+//! instead with DSH_ALLOW_REQUIRE_SEATBELT=1.
 #![cfg(not(target_arch = "wasm32"))]
+
+#[path = "support/macos_links.rs"]
+mod macos_links;
+#[path = "support/seatbelt_model.rs"]
+mod seatbelt_model;
 
 use dsh_allow::api::{Mode, Platform};
 use dsh_allow::policy::capability::Capability;
@@ -395,12 +402,12 @@ fn the_probe_profile_grants_none_of_the_paths_it_probes() {
 
 // --- the Seatbelt kernel suite -----------------------------------------------------
 //
-// Real commands under /usr/bin/sandbox-exec with profiles the sbpl module
-// compiles from the real file system (FsHost): the spec's list. macOS only;
-// elsewhere each test is ignored (counted as skipped) and the gate test
-// below prints SKIP, or fails when DSH_ALLOW_REQUIRE_SEATBELT=1.
-
-const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+// Real commands under sandbox-exec with profiles the sbpl module compiles
+// from the real file system (FsHost): the spec's list. On macOS Apple's
+// /usr/bin/sandbox-exec; on Linux the Seatbelt model (tests/seatbelt_model),
+// in a world under /Users as on a Mac. Where neither runs the gate test
+// below prints SKIP (or fails when DSH_ALLOW_REQUIRE_SEATBELT=1) and each
+// kernel test returns early after its own SKIP line.
 
 /// A line past the test harness's capture (it takes only print!/eprint!):
 /// a SKIP must show in a passing run.
@@ -413,21 +420,16 @@ fn seatbelt_required() -> bool {
     std::env::var("DSH_ALLOW_REQUIRE_SEATBELT").is_ok_and(|v| v == "1")
 }
 
-/// The kernel tests below are ignored off macOS (cargo counts them as
-/// skipped, with the reason); this one says why, and is the failure when the
-/// suite is required (CI's macOS job) but cannot run.
+/// Says what runs the kernel suite here, or why nothing does (a failure
+/// when the suite is required: CI's macOS job, and `make test` on Linux).
 #[test]
-fn the_seatbelt_kernel_suite_runs_only_on_macos() {
-    let why = if !cfg!(target_os = "macos") {
-        Some(format!("Seatbelt ({SANDBOX_EXEC}) exists only on macOS; the profile text tests above ran instead"))
-    } else if !kernel::World::usable() {
-        Some("sandbox-exec cannot apply a profile here (inside another sandbox?); run from a plain terminal".to_string())
-    } else {
-        None
-    };
-    if let Some(why) = why {
-        assert!(!seatbelt_required(), "DSH_ALLOW_REQUIRE_SEATBELT=1 but the Seatbelt kernel suite cannot run: {why}");
-        loud(&format!("SKIP seatbelt kernel suite (tests/sbpl.rs kernel::*): {why}"));
+fn the_seatbelt_kernel_suite_runs_under_apples_kernel_or_the_model() {
+    match kernel::World::usable() {
+        Ok(seatbelt) => loud(&format!("tests/sbpl.rs kernel::* run under the {}: {}", seatbelt.label(), seatbelt.program())),
+        Err(why) => {
+            assert!(!seatbelt_required(), "DSH_ALLOW_REQUIRE_SEATBELT=1 but the Seatbelt kernel suite cannot run: {why}");
+            loud(&format!("SKIP seatbelt kernel suite (tests/sbpl.rs kernel::*): {why}"));
+        }
     }
 }
 
@@ -435,8 +437,11 @@ mod kernel {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output};
 
-    use super::{rule, seatbelt_required, SANDBOX_EXEC};
+    use super::macos_links::macos_spelling;
+    use super::seatbelt_model::{seatbelt, Seatbelt};
+    use super::{rule, seatbelt_required};
     use dsh_allow::fs_host::FsHost;
+    use dsh_allow::host::{Host, PathKind};
     use dsh_allow::fence::sbpl::{render_for, Sbpl};
     use dsh_allow::fence::{compile, Enforce, ProfileRequest};
     use dsh_allow::policy::rules::Rule;
@@ -444,45 +449,105 @@ mod kernel {
     const SECRET: &str = "dsh-allow-seatbelt-secret";
 
     /// A tree outside the temp folders (the baseline opens those fully) and
-    /// under /Users (the guarded read fence): $HOME/.dsh-allow-seatbelt/<test>.
+    /// under /Users (the guarded read fence): $HOME/.dsh-allow-seatbelt/<test>
+    /// on a Mac, /Users/dsh-allow-model/<test> under the model.
     pub struct World {
         pub root: PathBuf,
+        pub seatbelt: Seatbelt,
     }
 
     impl Drop for World {
         fn drop(&mut self) {
             let _ = Command::new("/bin/chmod").args(["-R", "u+rwx"]).arg(&self.root).status();
             let _ = std::fs::remove_dir_all(&self.root);
+            if self.seatbelt.is_model() {
+                // The model's parents go when the last world does.
+                let _ = std::fs::remove_dir(MODEL_PARENT);
+                let _ = std::fs::remove_dir("/Users");
+            }
+        }
+    }
+
+    /// Where the model's worlds live: a Mac's user data area, made real here.
+    const MODEL_PARENT: &str = "/Users/dsh-allow-model";
+
+    /// The file system as macOS names it: `/tmp`, `/var` and `/etc` resolve
+    /// into `/private` (the model's table), so a rule written `/var/x` gets
+    /// both spellings in the profile, as FsHost gives them on a Mac.
+    pub struct MacHost(pub FsHost);
+
+    fn linux_spelling(p: &str) -> String {
+        for (link, target) in super::macos_links::MACOS_LINKS {
+            if p == *target {
+                return link.to_string();
+            }
+            if let Some(rest) = p.strip_prefix(target) {
+                if rest.starts_with('/') {
+                    return format!("{link}{rest}");
+                }
+            }
+        }
+        p.to_string()
+    }
+
+    impl Host for MacHost {
+        fn canonical(&self, path: &str) -> String {
+            macos_spelling(&self.0.canonical(&linux_spelling(path)))
+        }
+        fn kind(&self, path: &str) -> PathKind {
+            self.0.kind(&linux_spelling(path))
+        }
+        fn which(&self, program: &str) -> Option<String> {
+            self.0.which(program).map(|p| macos_spelling(&p))
         }
     }
 
     impl World {
-        /// Whether sandbox-exec applies a profile here (it cannot inside
-        /// another Seatbelt sandbox, e.g. an agent's terminal).
-        pub fn usable() -> bool {
-            Path::new(SANDBOX_EXEC).exists()
-                && Command::new(SANDBOX_EXEC)
-                    .args(["-p", "(version 1)\n(allow default)", "/usr/bin/true"])
-                    .status()
-                    .is_ok_and(|s| s.success())
+        /// What applies profiles here, or why nothing can: Apple's
+        /// sandbox-exec (not inside another sandbox, e.g. an agent's
+        /// terminal) or the model (built, and /Users can be made).
+        pub fn usable() -> Result<Seatbelt, String> {
+            let seatbelt = seatbelt()?;
+            let probe = Command::new(seatbelt.program())
+                .args(["-p", "(version 1)\n(allow default)\n(deny file-write-data (literal \"/dsh-allow-probe\"))", "/bin/sh", "-c", "exit 0"])
+                .output()
+                .map_err(|e| format!("{} did not start: {e}", seatbelt.program()))?;
+            if !probe.status.success() {
+                return Err(format!(
+                    "{} cannot apply a profile here (inside another sandbox?): {}",
+                    seatbelt.label(),
+                    String::from_utf8_lossy(&probe.stderr).trim()
+                ));
+            }
+            if seatbelt.is_model() {
+                std::fs::create_dir_all(MODEL_PARENT).map_err(|e| format!("the Seatbelt model's worlds live under {MODEL_PARENT}, which cannot be made here: {e}"))?;
+            }
+            Ok(seatbelt)
         }
 
         /// The test's world, or None after a loud SKIP (a failure when required).
         pub fn new(test: &str) -> Option<World> {
-            if !World::usable() {
-                assert!(!seatbelt_required(), "DSH_ALLOW_REQUIRE_SEATBELT=1 but sandbox-exec cannot apply a profile here ({test})");
-                super::loud(&format!("SKIP {test}: sandbox-exec cannot apply a profile here (inside another sandbox?); run from a plain terminal"));
-                return None;
-            }
-            let home = PathBuf::from(std::env::var("HOME").expect("HOME"));
-            let parent = home.join(".dsh-allow-seatbelt");
+            let seatbelt = match World::usable() {
+                Ok(s) => s,
+                Err(why) => {
+                    assert!(!seatbelt_required(), "DSH_ALLOW_REQUIRE_SEATBELT=1 but the Seatbelt kernel suite cannot run ({test}): {why}");
+                    super::loud(&format!("SKIP {test}: {why}"));
+                    return None;
+                }
+            };
+            let parent = if seatbelt.is_model() {
+                PathBuf::from(MODEL_PARENT)
+            } else {
+                PathBuf::from(std::env::var("HOME").expect("HOME")).join(".dsh-allow-seatbelt")
+            };
             std::fs::create_dir_all(&parent).unwrap();
             let root = parent.join(format!("{test}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&root);
             std::fs::create_dir_all(&root).unwrap();
             let root = std::fs::canonicalize(&root).unwrap();
             assert!(root.starts_with("/Users") || root.starts_with("/Volumes"), "{} is outside the user data areas: reads there are not fenced", root.display());
-            let w = World { root };
+            eprintln!("{test}: under the {}", seatbelt.label());
+            let w = World { root, seatbelt };
             for d in ["ws/emptydir", "home/.dsh", "home/.ssh", "home/docs", "elsewhere"] {
                 std::fs::create_dir_all(w.path(d)).unwrap();
             }
@@ -531,16 +596,21 @@ mod kernel {
         }
 
         pub fn profile(&self, req: &ProfileRequest) -> Sbpl {
-            let fs = FsHost::from_env();
+            let fs = MacHost(FsHost::from_env());
             let plan = compile(req, &fs);
             render_for(req, &plan, &fs)
         }
 
         /// `argv` under the profile, from the workspace, with the world's home.
         pub fn run(&self, req: &ProfileRequest, argv: &[&str]) -> Output {
+            self.run_profile(&self.profile(req), argv)
+        }
+
+        /// `argv` under a given profile, as `run` does.
+        pub fn run_profile(&self, sbpl: &Sbpl, argv: &[&str]) -> Output {
             let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-            let full = self.profile(req).argv(&argv);
-            Command::new(&full[0])
+            let full = sbpl.argv(&argv);
+            Command::new(self.seatbelt.program())
                 .args(&full[1..])
                 .current_dir(self.path("ws"))
                 .env("HOME", self.path("home"))
@@ -616,10 +686,7 @@ mod kernel {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 
-    // (Tests below are ignored off macOS; see the gate test above.)
-
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn a_repositorys_hooks_and_config_are_refused_to_every_writer_while_git_keeps_its_lock_files() {
         let Some(w) = World::new("hooks") else { return };
         std::fs::create_dir_all(w.path("ws/.git/hooks")).unwrap();
@@ -662,7 +729,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn the_permission_store_is_refused_to_every_writer_even_under_a_granted_parent() {
         let Some(w) = World::new("store") else { return };
         let store = quoted(&w.path("home/.dsh/dsh-allow.json"));
@@ -691,18 +757,22 @@ mod kernel {
                 writers.push(format!("python3 -c \"open({store}, 'w').write('x')\""));
                 writers.push(format!("python3 -c \"import os; os.truncate({store}, 0)\""));
                 writers.push(format!("python3 -c \"import os; os.replace({other}, {store})\""));
+                writers.push(format!("python3 -c \"import os; os.setxattr({store}, 'user.dsh', b'x')\""));
+                writers.push(format!("python3 -c \"import os; os.utime({store}, (0, 0))\""));
             }
             if program("node").is_some() {
                 writers.push(format!("node -e \"require('fs').writeFileSync({store}, 'x')\""));
                 writers.push(format!("node -e \"require('fs').rmSync({store})\""));
             }
             writers.push(format!("rm -rf {dir}"));
+            let stamp = std::fs::metadata(w.root.join("home/.dsh/dsh-allow.json")).unwrap().modified().unwrap();
             for writer in &writers {
                 let _ = w.sh(&req, writer);
                 assert_eq!(w.read("home/.dsh/dsh-allow.json").as_deref(), Some("{}"), "{enforce:?}: `{writer}` changed the store");
                 assert!(w.exists("home/.dsh"), "{enforce:?}: `{writer}` removed the store's folder");
                 let meta = std::fs::symlink_metadata(w.root.join("home/.dsh/dsh-allow.json")).unwrap();
                 assert!(meta.file_type().is_file(), "{enforce:?}: `{writer}` replaced the store");
+                assert_eq!(meta.modified().unwrap(), stamp, "{enforce:?}: `{writer}` changed the store's times");
                 if !w.exists("home/.dsh/other") {
                     w.write("home/.dsh/other", "other");
                 }
@@ -711,7 +781,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn removals_are_refused_while_write_and_create_work_and_a_delete_grant_allows_them() {
         let Some(w) = World::new("delete") else { return };
         let python = program("python3").is_some();
@@ -763,7 +832,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn write_and_create_are_closed_separately_and_create_alone_makes_and_fills_a_file() {
         let Some(w) = World::new("write-create") else { return };
         let out = w.path("elsewhere");
@@ -784,7 +852,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn reads_are_refused_for_every_reader_and_grandchild_and_a_read_rule_reopens_them() {
         let Some(w) = World::new("read") else { return };
         let python = program("python3").is_some();
@@ -819,11 +886,12 @@ mod kernel {
         assert!(String::from_utf8_lossy(&o.stdout).contains(SECRET));
         refused(&w.sh(&req, &format!("cat {}", quoted(&w.path("home/notes.txt")))), "cat beside the read rule");
         // Outside the user data areas guarded reads stay open: the platform reads there.
-        ok(&w.sh(&req, "cat /etc/hosts >/dev/null && ls /private >/dev/null"), "reads outside /Users and /Volumes under guarded");
+        // (/private is macOS's; the model's machine has /usr there.)
+        let system = if w.seatbelt.is_model() { "/usr" } else { "/private" };
+        ok(&w.sh(&req, &format!("cat /etc/hosts >/dev/null && ls {system} >/dev/null")), "reads outside /Users and /Volumes under guarded");
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn sh_python_node_and_git_run_under_the_read_fence() {
         let Some(w) = World::new("tools") else { return };
         let req = w.request(Enforce::Guarded, vec![]);
@@ -844,7 +912,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn the_execute_fence_refuses_an_ungranted_binary_and_a_symlink_grant_starts_its_target() {
         let Some(w) = World::new("execute") else { return };
         for d in ["home/bin", "home/opt", "home/links"] {
@@ -869,7 +936,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn a_profile_the_kernel_rejects_runs_nothing() {
         let Some(w) = World::new("rejected") else { return };
         let req = w.request(Enforce::Guarded, vec![]);
@@ -877,14 +943,13 @@ mod kernel {
         sbpl.text.push_str("(allow file-write-data (subpath (param \"P0\"))\n"); // one paren short
         let marker = w.path("ws/ran");
         let argv = sbpl.argv(&["/bin/sh".into(), "-c".into(), format!("echo ran > {}", quoted(&marker))]);
-        let o = Command::new(&argv[0]).args(&argv[1..]).current_dir(w.path("ws")).output().unwrap();
+        let o = Command::new(w.seatbelt.program()).args(&argv[1..]).current_dir(w.path("ws")).output().unwrap();
         assert!(!o.status.success(), "a broken profile ran:\n{}", shown(&o));
         assert!(String::from_utf8_lossy(&o.stderr).contains("sandbox-exec"), "sandbox-exec names itself:\n{}", shown(&o));
         assert!(!w.exists("ws/ran"), "the command ran under a profile the kernel rejected");
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn writes_outside_the_workspace_are_refused_unless_granted() {
         let Some(w) = World::new("outside") else { return };
         let targets = [w.path("elsewhere/new"), w.path("home/new"), w.path("new-at-root")];
@@ -904,7 +969,6 @@ mod kernel {
     }
 
     #[test]
-    #[cfg_attr(not(target_os = "macos"), ignore = "Seatbelt runs only on macOS")]
     fn under_full_nothing_leaks_whether_or_not_the_shell_survives_it() {
         let Some(w) = World::new("full") else { return };
         let req = w.request(Enforce::Full, vec![]);
@@ -912,5 +976,49 @@ mod kernel {
         assert!(!String::from_utf8_lossy(&o.stdout).contains(SECRET), "{}", shown(&o));
         // The spec: macOS aborts /bin/sh under full, which is why auto lands on guarded.
         eprintln!("full tier here: {}", shown(&o));
+    }
+
+    #[test]
+    fn a_rule_written_through_a_macos_link_holds_in_both_spellings() {
+        let Some(w) = World::new("spellings") else { return };
+        // /var/tmp: under /var, a link into /private on a Mac, and outside the temp baseline.
+        let dir = format!("/var/tmp/dsh-allow-seatbelt-spell-{}", std::process::id());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = quoted(&format!("{dir}/made"));
+        let req = w.request(Enforce::Guarded, vec![rule(&dir, &["write", "create"])]);
+        let sbpl = w.profile(&req);
+        let spelt: Vec<&str> = sbpl.params.iter().map(|(_, v)| v.as_str()).filter(|v| v.ends_with(&dir[8..])).collect();
+        assert!(spelt.contains(&format!("/private{dir}").as_str()) && spelt.contains(&dir.as_str()), "both spellings of {dir}: {spelt:?}");
+        ok(&w.run_profile(&sbpl, &["/bin/sh", "-c", &format!("echo x > {target}")]), "creating under a rule written /var/…");
+        std::fs::remove_file(format!("{dir}/made")).unwrap();
+        if w.seatbelt.is_model() {
+            // The same rule with only the spelling as written: the kernel
+            // checks the resolved /private name, and nothing matches it.
+            let fs = FsHost::from_env();
+            let written_only = render_for(&req, &compile(&req, &fs), &fs);
+            assert!(!written_only.params.iter().any(|(_, v)| *v == format!("/private{dir}")), "FsHost knows no macOS links here");
+            refused(&w.run_profile(&written_only, &["/bin/sh", "-c", &format!("echo x > {target}")]), "creating under a rule spelt only /var/…");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn seatbelt_refuses_a_nested_sandbox_exec_under_any_deny_and_allows_it_under_allow_default_alone() {
+        let Some(w) = World::new("nesting") else { return };
+        let inner = w.seatbelt.program();
+        let nested = |profile: &str| vec!["/bin/sh".to_string(), "-c".into(), format!("{} -p {} /bin/sh -c 'echo inner ran'", quoted(&inner), quoted(profile))];
+        // The writes tier leaves exec open, so the inner sandbox-exec starts.
+        let req = w.request(Enforce::Writes, vec![]);
+        let argv = nested("(version 1)\n(allow default)\n(deny file-write-data (literal \"/x\"))");
+        let o = w.run(&req, &argv.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(71), "{}", shown(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("sandbox-exec: sandbox_apply: Operation not permitted"), "{}", shown(&o));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("inner ran"), "{}", shown(&o));
+        // Under an outer profile that denies nothing, nesting works (stim#469).
+        let outer = Sbpl { text: "(version 1)\n(allow default)\n".into(), params: vec![] };
+        let o = w.run_profile(&outer, &argv.iter().map(String::as_str).collect::<Vec<_>>());
+        ok(&o, "a sandbox-exec under an (allow default) profile");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("inner ran"), "{}", shown(&o));
     }
 }

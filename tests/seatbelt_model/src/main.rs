@@ -1,0 +1,232 @@
+//! `sandbox-exec` for Linux: the Seatbelt model, a test instrument.
+//!
+//! `sandbox-exec [-f FILE | -p TEXT] [-D KEY=VALUE]… [--] PROGRAM [ARG]…`,
+//! as sandbox-exec(1) takes it: compile the profile (an error prints
+//! `sandbox-exec: …` and exits 65, as reported of the real one), apply it,
+//! then exec PROGRAM in this very process (its pid, its exit status).
+//!
+//! Applying it: a supervisor process is split off first (detached, so it is
+//! no child of PROGRAM and outlives it while any descendant runs), then this
+//! process installs a seccomp filter with a listener, hands the listener to
+//! the supervisor and closes its own copy before the exec, so nothing under
+//! the profile can answer for itself.
+//!
+//! Nesting: Seatbelt refuses `sandbox_apply` inside a process that already
+//! runs under a profile with any deny rule, printing `sandbox-exec:
+//! sandbox_apply: Operation not permitted` with exit 71 (openai/codex#45657,
+//! anthropic-experimental/sandbox-runtime#67; bisected in appandflow/stim#469:
+//! an `(allow default)`-only outer profile nests, one deny of any kind does
+//! not). The model gets the same from the kernel: a process under a filter
+//! with a listener cannot install another listener (EBUSY), and a profile
+//! that denies nothing installs no filter.
+//!
+//! `DSH_ALLOW_SEATBELT_MODEL_LOG=FILE` appends one line per refusal.
+
+#[path = "../../support/sbpl_check.rs"]
+#[allow(dead_code)]
+mod sbpl_check;
+#[path = "../../support/sbpl_vocabulary.rs"]
+#[allow(dead_code)]
+mod sbpl_vocabulary;
+
+#[path = "../../support/macos_links.rs"]
+mod macos_links;
+mod profile;
+mod resolve;
+mod supervise;
+mod syscalls;
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+const EX_USAGE: i32 = 64;
+const EX_DATAERR: i32 = 65;
+const EX_OSERR: i32 = 71;
+
+fn fail(code: i32, msg: &str) -> ! {
+    eprintln!("sandbox-exec: {msg}");
+    std::process::exit(code);
+}
+
+struct Args {
+    text: String,
+    params: BTreeMap<String, String>,
+    argv: Vec<String>,
+}
+
+fn args() -> Args {
+    let mut it = std::env::args().skip(1).peekable();
+    let mut text = None;
+    let mut params = BTreeMap::new();
+    while let Some(a) = it.peek().cloned() {
+        match a.as_str() {
+            "-p" => {
+                it.next();
+                text = Some(it.next().unwrap_or_else(|| fail(EX_USAGE, "option requires an argument -- p")));
+            }
+            "-f" => {
+                it.next();
+                let f = it.next().unwrap_or_else(|| fail(EX_USAGE, "option requires an argument -- f"));
+                text = Some(std::fs::read_to_string(&f).unwrap_or_else(|e| fail(EX_OSERR, &format!("{f}: {e}"))));
+            }
+            "-n" => fail(EX_USAGE, "the Seatbelt model knows no named profiles (-n)"),
+            "-D" => {
+                it.next();
+                let kv = it.next().unwrap_or_else(|| fail(EX_USAGE, "option requires an argument -- D"));
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| fail(EX_USAGE, &format!("-D {kv}: expected KEY=VALUE")));
+                params.insert(k.to_string(), v.to_string());
+            }
+            "--" => {
+                it.next();
+                break;
+            }
+            _ => break,
+        }
+    }
+    let argv: Vec<String> = it.collect();
+    let text = text.unwrap_or_else(|| fail(EX_USAGE, "usage: sandbox-exec [-f profile-file] [-p profile-string] [-D key=value ...] command [arguments ...]"));
+    if argv.is_empty() {
+        fail(EX_USAGE, "usage: sandbox-exec [-f profile-file] [-p profile-string] [-D key=value ...] command [arguments ...]");
+    }
+    Args { text, params, argv }
+}
+
+/// PROGRAM as execvp would find it.
+fn program(name: &str) -> String {
+    if name.contains('/') {
+        return name.to_string();
+    }
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    for dir in path.split(':') {
+        let cand = format!("{}/{name}", if dir.is_empty() { "." } else { dir });
+        if std::fs::metadata(&cand).is_ok_and(|m| m.is_file()) {
+            return cand;
+        }
+    }
+    fail(EX_OSERR, &format!("execvp() of '{name}' failed: No such file or directory"))
+}
+
+fn exec(argv: &[String]) -> ! {
+    let prog = CString::new(program(&argv[0])).unwrap_or_else(|_| fail(EX_USAGE, "a NUL in the program name"));
+    let c: Vec<CString> = argv.iter().map(|a| CString::new(a.as_str()).unwrap_or_else(|_| fail(EX_USAGE, "a NUL in an argument"))).collect();
+    let mut ptrs: Vec<*const libc::c_char> = c.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    unsafe { libc::execv(prog.as_ptr(), ptrs.as_ptr()) };
+    let e = std::io::Error::last_os_error();
+    fail(EX_OSERR, &format!("execvp() of '{}' failed: {e}", argv[0]))
+}
+
+fn main() {
+    let a = args();
+    let profile = profile::compile(&a.text, &a.params).unwrap_or_else(|e| fail(EX_DATAERR, &e));
+    if !profile.denies_anything() {
+        exec(&a.argv);
+    }
+    let log = std::env::var_os("DSH_ALLOW_SEATBELT_MODEL_LOG")
+        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+
+    let mut pair = [0 as RawFd; 2];
+    if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) } < 0 {
+        fail(EX_OSERR, "sandbox_apply: socketpair failed");
+    }
+    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+
+    // The supervisor: a grandchild, so that it is nobody's child here.
+    match unsafe { libc::fork() } {
+        -1 => fail(EX_OSERR, "sandbox_apply: fork failed"),
+        0 => {
+            drop(ours);
+            if unsafe { libc::fork() } != 0 {
+                unsafe { libc::_exit(0) };
+            }
+            unsafe { libc::setsid() };
+            detach_stdio();
+            let Some(listener) = receive_fd(theirs.as_raw_fd()) else { unsafe { libc::_exit(0) } };
+            drop(theirs);
+            supervise::serve(listener, &profile, log);
+            unsafe { libc::_exit(0) };
+        }
+        child => {
+            let mut status = 0;
+            unsafe { libc::waitpid(child, &mut status, 0) };
+        }
+    }
+    drop(theirs);
+
+    let listener = match supervise::install() {
+        Ok(fd) => fd,
+        Err(libc::EBUSY) => fail(EX_OSERR, "sandbox_apply: Operation not permitted"),
+        Err(e) => fail(EX_OSERR, &format!("sandbox_apply: {}", std::io::Error::from_raw_os_error(e))),
+    };
+    if !send_fd(ours.as_raw_fd(), listener.as_raw_fd()) {
+        fail(EX_OSERR, "sandbox_apply: the supervisor did not take the listener");
+    }
+    // Wait until the supervisor holds it, then let go of ours: nothing
+    // under the profile may keep a way to answer its own calls.
+    let mut ack = [0u8; 1];
+    if unsafe { libc::read(ours.as_raw_fd(), ack.as_mut_ptr().cast(), 1) } != 1 {
+        fail(EX_OSERR, "sandbox_apply: the supervisor is gone");
+    }
+    drop(listener);
+    drop(ours);
+    exec(&a.argv);
+}
+
+fn detach_stdio() {
+    let null = CString::new("/dev/null").unwrap();
+    let fd = unsafe { libc::open(null.as_ptr(), libc::O_RDWR) };
+    if fd >= 0 {
+        for target in 0..3 {
+            unsafe { libc::dup2(fd, target) };
+        }
+        if fd > 2 {
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn send_fd(sock: RawFd, fd: RawFd) -> bool {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+    let mut cbuf = vec![0u8; space];
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
+        libc::sendmsg(sock, &msg, 0) == 1
+    }
+}
+
+fn receive_fd(sock: RawFd) -> Option<OwnedFd> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+    let mut cbuf = vec![0u8; space];
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    unsafe {
+        if libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) != 1 {
+            return None;
+        }
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        if c.is_null() || (*c).cmsg_type != libc::SCM_RIGHTS {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<RawFd>());
+        // Tell the sandboxed side it may close its copy.
+        libc::write(sock, [1u8].as_ptr().cast(), 1);
+        Some(OwnedFd::from_raw_fd(fd))
+    }
+}
