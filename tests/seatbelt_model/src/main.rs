@@ -20,7 +20,8 @@
 //! with a listener cannot install another listener (EBUSY), and a profile
 //! that denies nothing installs no filter.
 //!
-//! `DSH_ALLOW_SEATBELT_MODEL_LOG=FILE` appends one line per refusal.
+//! `DSH_ALLOW_SEATBELT_MODEL_LOG=FILE` appends a line per profile applied,
+//! per nesting refused and per operation refused.
 
 #[path = "../../support/sbpl_check.rs"]
 #[allow(dead_code)]
@@ -123,8 +124,13 @@ fn main() {
     if !profile.denies_anything() {
         exec(&a.argv);
     }
-    let log = std::env::var_os("DSH_ALLOW_SEATBELT_MODEL_LOG")
-        .and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok());
+    let open_log = || {
+        std::env::var_os("DSH_ALLOW_SEATBELT_MODEL_LOG").and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok())
+    };
+    // Two handles, both opened before the filter: the supervisor's, and
+    // this process's own (its later opens go through the profile).
+    let log = open_log();
+    let mut own_log = open_log();
 
     let mut pair = [0 as RawFd; 2];
     if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) } < 0 {
@@ -156,7 +162,10 @@ fn main() {
 
     let listener = match supervise::install() {
         Ok(fd) => fd,
-        Err(libc::EBUSY) => fail(EX_OSERR, "sandbox_apply: Operation not permitted"),
+        Err(libc::EBUSY) => {
+            note(&mut own_log, &format!("nested {} refused {}", std::process::id(), a.argv[0]));
+            fail(EX_OSERR, "sandbox_apply: Operation not permitted")
+        }
         Err(e) => fail(EX_OSERR, &format!("sandbox_apply: {}", std::io::Error::from_raw_os_error(e))),
     };
     if !send_fd(ours.as_raw_fd(), listener.as_raw_fd()) {
@@ -170,7 +179,19 @@ fn main() {
     }
     drop(listener);
     drop(ours);
+    note(&mut own_log, &format!("apply {} {}", std::process::id(), a.argv[0]));
+    drop(own_log);
     exec(&a.argv);
+}
+
+/// One line in the log, if there is one: `apply PID PROGRAM` when a profile
+/// is in force, `nested PID refused PROGRAM` when nesting was refused, so a
+/// test can count the profiles a call went through.
+fn note(log: &mut Option<std::fs::File>, line: &str) {
+    use std::io::Write;
+    if let Some(f) = log {
+        let _ = writeln!(f, "{line}");
+    }
 }
 
 fn detach_stdio() {
