@@ -5,6 +5,8 @@ import z from '@deepseek-ai/schemastery'
 import { dshHomePath, expandHomePath } from '@deepseek-ai/dsh-home-paths'
 
 export const ENFORCE_LEVELS = ['auto', 'full', 'guarded', 'process', 'writes', 'off']
+/** What testPlatform takes: the platforms the plugin has a fence for, by the core's names. */
+export const TEST_PLATFORMS = ['linux', 'macos']
 
 const Access = z.object({
   read: z.boolean(),
@@ -31,6 +33,10 @@ export const Config = z.object({
   grants: z.array(Grant).default([]).description('Deployment grants, same shape as a stored rule.'),
   runner: z.string().description('The native `dsh-allow` runner. Default: the one shipped in this package.'),
   fenceCache: z.string().description('Where the Linux runner keeps compiled fences (a protected folder; "" turns it off). Default: $DSH_HOME/dsh-allow-fence.'),
+  // Test hooks: the macOS path run where there is no Mac (the Seatbelt model
+  // on Linux, tests/seatbelt_model). Never set them in a user's profile.
+  testPlatform: z.union(TEST_PLATFORMS).description('Test hook: take this platform\'s path (baseline, fence) instead of the one Node runs on.'),
+  sandboxExec: z.string().pattern(/^\//).description('Test hook: an absolute path run in place of /usr/bin/sandbox-exec. Needs testPlatform: macos.'),
   autoReview: z.object({
     enabled: z.boolean().default(false).description('Off: the card stays in charge of every prompt.'),
     timeoutMs: z.natural().default(10000).description('A reviewer slower than this is an ASK.'),
@@ -39,8 +45,15 @@ export const Config = z.object({
   }).default({}).description('Optional: the session\'s model may answer "allow once" for a narrow request the user just asked for.'),
 })
 
-/** Apply path defaults and expansions to a validated config. */
+/**
+ * Apply path defaults and expansions to a validated config. Throws on a
+ * combination the schema cannot see: a stand-in for sandbox-exec is only
+ * ever run on the macOS path a test asked for.
+ */
 export function resolveConfig(config) {
+  if (config.sandboxExec !== undefined && config.testPlatform !== 'macos') {
+    throw new Error(`dsh-allow: sandboxExec (${config.sandboxExec}) is a test hook for the macOS path and needs testPlatform: macos; macOS itself runs only /usr/bin/sandbox-exec`)
+  }
   const file = (value, fallback) => expandHomePath(value ?? dshHomePath(fallback))
   let n = 0
   return {

@@ -36,10 +36,13 @@ const PLATFORMS = { linux: 'linux', darwin: 'macos' }
 
 export function apply(ctx, rawConfig) {
   const config = resolveConfig(rawConfig)
-  const platform = PLATFORMS[process.platform]
+  // testPlatform (a test hook) takes the macOS path on Linux, under the Seatbelt model.
+  const platform = config.testPlatform ?? PLATFORMS[process.platform]
   const harnessHome = resolveDshHome()
-  // macOS runs the core's Seatbelt profile under /usr/bin/sandbox-exec, nothing else.
-  const runner = platform === 'macos' ? SANDBOX_EXEC : config.runner ?? defaultRunner()
+  // macOS runs the core's Seatbelt profile under /usr/bin/sandbox-exec, nothing
+  // else; a test's stand-in only with testPlatform (resolveConfig checks).
+  const sandboxExec = config.sandboxExec ?? SANDBOX_EXEC
+  const runner = platform === 'macos' ? sandboxExec : config.runner ?? defaultRunner()
   const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner }
 
   const store = new RulesStore(config.rulesFile, core)
@@ -52,7 +55,7 @@ export function apply(ctx, rawConfig) {
   })
   const fence = new Fence({
     platform, runner, enforce: config.enforce, scratchParent: harnessHome,
-    seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost },
+    seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec },
   })
   // The runner's kept fences are applied without recompiling: nothing a
   // fenced command may write can reach them, so they are protected too.
@@ -96,7 +99,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, fenceCache: config.fenceCache, compileProfile: core.compileProfile, host: core.nodeHost,
+      platform, fence, runner, fenceCache: config.fenceCache, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
