@@ -65,6 +65,13 @@ export function runnerArgv(runner, profile, argv, { fenceCache } = {}) {
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec'
 /** How sandbox-exec itself reports a profile it cannot parse or apply (nothing ran). */
 export const SEATBELT_FAILURE_PREFIX = 'sandbox-exec: '
+/**
+ * What sandbox-exec says (exit 71) when the process starting it already runs
+ * under a Seatbelt profile that denies anything: Seatbelt does not nest.
+ */
+export const SEATBELT_NESTED = 'sandbox_apply: Operation not permitted'
+/** The fence's reason when DSH itself runs under a Seatbelt profile. */
+export const SEATBELT_NESTED_REASON = `DSH itself already runs under a Seatbelt profile, and Seatbelt cannot nest (${SEATBELT_FAILURE_PREFIX}${SEATBELT_NESTED})`
 
 /**
  * The argv that runs `argv` under a Seatbelt profile the core compiled
@@ -222,6 +229,8 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
     ].join('\n')
     const run = await spawnCollect(seatbeltArgv(sbpl, ['/bin/sh', '-c', script], { sandboxExec }), { cwd: p('ws') })
     const refused = run.stderr.split('\n').find((l) => l.startsWith(SEATBELT_FAILURE_PREFIX))
+    // Not this profile's fault: no profile can be applied from in here.
+    if (refused?.includes(SEATBELT_NESTED)) return { ...offStatus(SEATBELT_NESTED_REASON), nested: true }
     if (refused !== undefined) return offStatus(`sandbox-exec refused the ${enforce} profile: ${refused}`)
     const seen = Object.fromEntries(run.stdout.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=')))
     if (seen.control !== 'open') {
@@ -243,6 +252,12 @@ export async function probeSeatbelt({ compileProfile, host, scratchParent, enfor
         : { state: 'open', why: 'the probe changed a mode outside the writable roots unhindered' },
     }
     if (level === 'off') status.reason = `Seatbelt fenced none of the probe's paths under ${scratchParent} for ${enforce}`
+    else if (level !== enforce) {
+      const short = ALL.filter((c) => !fenced[c])
+      status.reason = enforce === 'full' && seenLevel === 'guarded' && seen.readElsewhere === 'absent'
+        ? `the ${enforce} profile's probe reached ${level}: ${elsewhere} does not exist here, so no read outside the user data areas was tried`
+        : `the ${enforce} profile's probe reached ${level}${short.length ? ` (${short.join(', ')} ran unhindered)` : ''}`
+    }
     return status
   } catch (error) {
     return offStatus(`the Seatbelt probe could not run: ${error.message}`)
@@ -272,7 +287,8 @@ export function offStatus(reason) {
 export function applyEnforce(enforce, probed) {
   if (enforce === 'off') return offStatus('enforce: off in the dsh-allow config')
   if (enforce === 'auto' || LEVELS.indexOf(probed.level) >= LEVELS.indexOf(enforce)) return probed
-  return offStatus(`enforce: ${enforce} is required but the kernel probe reached ${probed.level}${probed.reason ? ` (${probed.reason})` : ''}`)
+  const off = offStatus(`enforce: ${enforce} is required but the kernel probe reached ${probed.level}${probed.reason ? ` (${probed.reason})` : ''}`)
+  return probed.nested ? { ...off, nested: true } : off
 }
 
 function spawnCollect(argv, { cwd, timeoutMs = 10_000 }) {
@@ -304,9 +320,9 @@ function firstLine(text) {
  */
 export class Fence {
   /**
-   * `seatbelt` (macOS): `{ compileProfile, host }`, the core's SBPL compiler
-   * and the host answering its real-path questions (`sandboxExec` only for
-   * tests' stand-ins).
+   * `seatbelt` (macOS): `{ compileProfile, host, sandboxExec }`, the core's
+   * SBPL compiler, the host answering its real-path questions and the
+   * sandbox-exec to run (/usr/bin/sandbox-exec but for the config's test hook).
    */
   constructor({ platform, runner, enforce, scratchParent, seatbelt = {} }) {
     this.platform = platform
@@ -345,9 +361,11 @@ export class Fence {
   /**
    * macOS: the strongest tier Seatbelt applies and the probe confirms, each
    * tier probed for real (auto: full, guarded, process, writes; full aborts
-   * /bin/sh on macOS, so auto lands on guarded there). A named tier is met
-   * or reported off with the probe's reason. Why stronger tiers were passed
-   * over stays in the status.
+   * /bin/sh on macOS, so auto lands on guarded there). A tier is taken only
+   * when its own profile's probe reached it: confine compiles the tier
+   * taken, so a weaker tier is probed for real rather than inferred from a
+   * stronger profile's run. A named tier is met or reported off with the
+   * probe's reason. Why stronger tiers were passed over stays in the status.
    */
   async seatbeltTiers() {
     const wanted = this.enforce === 'auto' ? LEVELS.slice(1).reverse() : [this.enforce]
@@ -355,8 +373,10 @@ export class Fence {
     let last
     for (const enforce of wanted) {
       last = await probeSeatbelt({ ...this.seatbelt, scratchParent: this.scratchParent, enforce })
-      if (last.level !== 'off') break
-      declined[enforce] = last.reason
+      if (last.level === enforce || wanted.length === 1) break
+      declined[enforce] = last.reason ?? `its probe reached ${last.level}`
+      // Every tier would be refused the same way.
+      if (last.nested) break
     }
     const status = applyEnforce(this.enforce, last)
     if (status.level !== 'off' && Object.keys(declined).length > 0) {

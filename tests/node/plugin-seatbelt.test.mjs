@@ -14,7 +14,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Fence, SANDBOX_EXEC, SEATBELT_FAILURE_PREFIX, probeSeatbelt } from '../../plugin/fence.js'
+import { Fence, SANDBOX_EXEC, SEATBELT_FAILURE_PREFIX, SEATBELT_NESTED_REASON, probeSeatbelt } from '../../plugin/fence.js'
 import { makePlanner } from '../../plugin/confine.js'
 import { GrantStore, onceRules } from '../../plugin/grants.js'
 
@@ -44,6 +44,7 @@ const tier = (/; enforce: (\\w+)/.exec(text) ?? [])[1]
 const outcome = JSON.parse(process.env.STANDIN_OUTCOMES ?? '{}')[tier] ?? 'run'
 if (outcome === 'abort') process.kill(process.pid, 'SIGABRT')
 else if (outcome === 'refuse') fail(65, 'invalid data type of path filter')
+else if (outcome === 'nested') fail(71, 'sandbox_apply: Operation not permitted')
 else if (typeof outcome === 'object') {
   const caps = ['read', 'write', 'create', 'delete', 'execute']
   const lines = ['control=open', ...caps.map((c) => c + '=' + (outcome.fenced.includes(c) ? 'fenced' : 'open')), 'readElsewhere=' + (outcome.elsewhere ?? 'open'), 'hooks=' + (outcome.hooks ?? 'open')]
@@ -209,9 +210,25 @@ test('auto goes down the tiers one by one and reports off when none holds', asyn
 test('auto falls to writes when exec is not fenced', async (t) => {
   const w = world(t, { full: 'abort', guarded: { fenced: ['read', 'write', 'create', 'delete'] }, process: { fenced: ['write', 'create', 'delete'] }, writes: { fenced: ['write', 'create', 'delete'] } })
   const status = await new Fence({ platform: 'macos', enforce: 'auto', scratchParent: w.scratchParent, seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec: w.standin } }).ready()
-  // guarded's probe saw writes-level fencing: that is what it is, and auto stops there.
+  // guarded's probe saw writes-level fencing; confine would compile the
+  // writes profile, so that profile is probed too before auto takes it.
   assert.equal(status.level, 'writes')
-  assert.deepEqual(w.runs().map(tierOf), ['full', 'guarded'])
+  assert.deepEqual(w.runs().map(tierOf), ['full', 'guarded', 'process', 'writes'])
+  assert.match(status.declined.guarded, /the guarded profile's probe reached writes \(execute ran unhindered\)/)
+  assert.match(status.declined.process, /the process profile's probe reached writes \(read, execute ran unhindered\)/)
+})
+
+test('sandbox-exec refused for nesting: off with the nesting reason, no other tier tried', async (t) => {
+  const w = world(t, { full: 'nested', guarded: 'nested', process: 'nested', writes: 'nested' })
+  const status = await new Fence({ platform: 'macos', enforce: 'auto', scratchParent: w.scratchParent, seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec: w.standin } }).ready()
+  assert.equal(status.level, 'off')
+  assert.equal(status.nested, true)
+  assert.equal(status.reason, SEATBELT_NESTED_REASON)
+  assert.equal(status.reason, 'DSH itself already runs under a Seatbelt profile, and Seatbelt cannot nest (sandbox-exec: sandbox_apply: Operation not permitted)')
+  assert.deepEqual(w.runs().map(tierOf), ['full'])
+  const named = await new Fence({ platform: 'macos', enforce: 'process', scratchParent: w.scratchParent, seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec: w.standin } }).ready()
+  assert.equal(named.nested, true)
+  assert.match(named.reason, /enforce: process is required but the kernel probe reached off \(DSH itself already runs under a Seatbelt profile/)
 })
 
 test('a runner that fences nothing gives no level: the probe really ran, unconfined', async (t) => {
