@@ -14,6 +14,7 @@ const CAPABILITIES = ['read', 'write', 'create', 'delete', 'execute']
  * @param {object} deps
  * @param {import('./store.js').RulesStore} deps.store
  * @param {() => object|undefined} deps.fenceStatus
+ * @param {() => Promise<object>} [deps.fenceReady] settles when the fence is probed
  * @param {(session) => {mode: string, workspaceRoot: string}} deps.policyOf
  * @param {() => string[]} deps.protectedFiles
  * @param {{ newRuleId: Function, version: Function }} deps.core
@@ -36,7 +37,9 @@ export async function runAllow(deps, inv) {
   const [verb = 'list', ...args] = words
   switch (verb) {
     case 'list': return success(listText(deps, t))
-    case 'status': return success(statusText(deps, t, session))
+    // The gate waits for the probe before any shell call; so does the status,
+    // which would otherwise say "still probing" right after start-up.
+    case 'status': await deps.fenceReady?.(); return success(statusText(deps, t, session))
     case 'add': return add(deps, t, session, args)
     case 'remove': return remove(deps, t, args)
     case 'clear': return clear(deps, t)

@@ -116,7 +116,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['commands'], (sub) => {
     sub.effect(() => sub.commands.register(allowCommand({
-      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(),
+      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(),
     })), 'dsh-allow: /allow')
   })
 
