@@ -106,9 +106,12 @@ export function envOf(world, mode = 'workspace-write', extra = {}) {
 /**
  * One headless DSH run. `script` drives the model, `answers` the human,
  * `commands` are slash commands run when the agent exists, `reviews` are the
- * model's answers when dsh-allow's auto-reviewer calls it.
+ * model's answers when dsh-allow's auto-reviewer calls it. `env` adds to the
+ * environment envOf makes; `plugins` are more test plugins from
+ * tests/e2e/plugins (`{ id, file, config }`) loaded in the overlay; `wrap` is
+ * an argv the dsh command runs under (e.g. sandbox-exec -p PROFILE).
  */
-export async function runDsh(world, { script = [], answers = [], answerFor = {}, commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000 } = {}) {
+export async function runDsh(world, { script = [], answers = [], answerFor = {}, commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000, env = {}, plugins = [], wrap = [] } = {}) {
   const n = ++world.runs
   const log = join(world.root, `answerer-${n}.jsonl`)
   const reviewLog = join(world.root, `reviewer-${n}.jsonl`)
@@ -124,11 +127,13 @@ export async function runDsh(world, { script = [], answers = [], answerFor = {},
     '    - id: e2e-scripted-answerer',
     `      name: ${plugin('scripted-answerer.js')}`,
     `      config: ${JSON.stringify({ log, answers, answerFor, commands, holdMs })}`,
+    ...plugins.flatMap(({ id, file, config }) => [`    - id: ${id}`, `      name: ${plugin(file)}`, `      config: ${JSON.stringify(config ?? {})}`]),
     '',
   ].join('\n'))
   const before = new Set(sessionFiles(world))
-  const { code, stdout, stderr } = await spawnCollect(DSH, ['--profile', 'headless', '--patch', overlay, prompt], {
-    cwd: world.ws, env: envOf(world, mode), timeoutMs,
+  const argv = [...wrap, DSH, '--profile', 'headless', '--patch', overlay, prompt]
+  const { code, stdout, stderr } = await spawnCollect(argv[0], argv.slice(1), {
+    cwd: world.ws, env: envOf(world, mode, env), timeoutMs,
   })
   const fresh = sessionFiles(world).filter((f) => !before.has(f))
   return {
