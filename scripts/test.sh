@@ -64,6 +64,17 @@ else
 fi
 run build bash scripts/build.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
 
+# --- the Seatbelt model: on Linux the darwin path's suites run under it ----------
+# (tests/seatbelt_model: a test instrument, never shipped.) Its own unit tests,
+# then the binary the Seatbelt suites use; they are required to run here.
+if [ "$(uname -s)" = Linux ]; then
+  model_args=(--release --manifest-path tests/seatbelt_model/Cargo.toml --target-dir target/seatbelt-model)
+  if run seatbelt-model flock "$LOCK" bash -c "cargo build ${model_args[*]} && cargo test ${model_args[*]}"; then
+    export DSH_ALLOW_SEATBELT_MODEL="$ROOT/target/seatbelt-model/release/sandbox-exec"
+  fi
+  export DSH_ALLOW_REQUIRE_SEATBELT=1
+fi
+
 # --- native -------------------------------------------------------------------
 # --no-fail-fast: one failing test binary must not hide the others.
 run cargo-test flock "$LOCK" cargo test --no-fail-fast

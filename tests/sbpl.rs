@@ -1015,10 +1015,116 @@ mod kernel {
         assert_eq!(o.status.code(), Some(71), "{}", shown(&o));
         assert!(String::from_utf8_lossy(&o.stderr).contains("sandbox-exec: sandbox_apply: Operation not permitted"), "{}", shown(&o));
         assert!(!String::from_utf8_lossy(&o.stdout).contains("inner ran"), "{}", shown(&o));
-        // Under an outer profile that denies nothing, nesting works (stim#469).
+        // However little the inner profile denies (stim#469: `(allow default)` alone is refused too)…
+        let argv_allow_all = nested("(version 1)\n(allow default)");
+        let o = w.run(&req, &argv_allow_all.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(71), "an (allow default) profile nested under a deny: {}", shown(&o));
+        // …while under an outer profile that denies nothing, nesting works (stim#469).
         let outer = Sbpl { text: "(version 1)\n(allow default)\n".into(), params: vec![] };
         let o = w.run_profile(&outer, &argv.iter().map(String::as_str).collect::<Vec<_>>());
         ok(&o, "a sandbox-exec under an (allow default) profile");
         assert!(String::from_utf8_lossy(&o.stdout).contains("inner ran"), "{}", shown(&o));
+    }
+
+    /// Random rule sets and (operation, path) probes: the core's verdict
+    /// against what Seatbelt (or the model) lets a real process do, under
+    /// guarded, the tier macOS users get (the world lies under /Users, so
+    /// all five capabilities are fenced there). 400 probes by default;
+    /// DSH_ALLOW_DIFFERENTIAL_PROBES=10000 for the long run.
+    #[test]
+    fn seatbelt_agrees_with_the_core_on_random_probes() {
+        use dsh_allow::api::{Mode, Platform};
+        use dsh_allow::policy::capability::Capability;
+        use dsh_allow::policy::resolve::{Policy, PolicyInput, Spellings};
+
+        let Some(w) = World::new("differential") else { return };
+        let probes: usize = std::env::var("DSH_ALLOW_DIFFERENTIAL_PROBES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
+        let dirs = ["ws", "ws/p", "ws/p/q", "elsewhere", "elsewhere/c", "home/d"];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d ^ probes as u64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let host = MacHost(FsHost::from_env());
+        let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
+        let per_set = 20;
+        for set in 0..probes.div_ceil(per_set) {
+            for d in dirs {
+                std::fs::create_dir_all(w.root.join(d)).unwrap();
+                std::fs::copy("/bin/true", w.root.join(d).join("run")).unwrap();
+            }
+            let caps = ["read", "write", "create", "delete", "execute"];
+            let mut rules: Vec<Rule> = Vec::new();
+            for _ in 0..rnd(4) {
+                let d = dirs[rnd(dirs.len())];
+                let picked: Vec<&str> = caps.iter().copied().filter(|_| rnd(2) == 0).collect();
+                if picked.is_empty() {
+                    continue;
+                }
+                if rnd(3) == 0 {
+                    rules.push(file_rule(&w.path(&format!("{d}/f1")), &picked));
+                } else {
+                    rules.push(rule(&w.path(d), &picked));
+                }
+            }
+            let req = w.request(Enforce::Guarded, rules);
+            let sbpl = w.profile(&req);
+            let policy = Policy::new(
+                &PolicyInput {
+                    platform: Platform::Macos,
+                    mode: Mode::WorkspaceWrite,
+                    home: &req.home,
+                    workspace: &req.workspace,
+                    harness_home: &req.harness_home,
+                    rules: &req.rules,
+                    grants: &[],
+                    protected_files: &req.protected_files,
+                    for_fence: false,
+                },
+                &host,
+            );
+            for n in 0..per_set.min(probes - set * per_set) {
+                let d = dirs[rnd(dirs.len())];
+                for f in ["f1", "f2"] {
+                    w.write(&format!("{d}/{f}"), "data\n");
+                }
+                let (cap, rel, script) = if rnd(6) == 5 {
+                    // Metadata (mode, times, an xattr): Seatbelt's
+                    // file-write-mode/-times/-xattr, which `write` carries.
+                    metadata += 1;
+                    let rel = format!("{d}/f{}", 1 + rnd(2));
+                    let p = quoted(&w.path(&rel));
+                    let script = match rnd(3) {
+                        0 => format!("chmod 600 {p}"),
+                        1 => format!("touch -d 2000-01-01 {p}"),
+                        _ => format!("python3 -c \"import os, sys; os.setxattr(sys.argv[1], 'user.probe', b'1')\" {p}"),
+                    };
+                    (Capability::Write, rel, script)
+                } else {
+                    let cap = Capability::ALL[rnd(5)];
+                    let (rel, script) = match cap {
+                        Capability::Read => (format!("{d}/f1"), format!("cat {}", quoted(&w.path(&format!("{d}/f1"))))),
+                        Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", quoted(&w.path(&format!("{d}/f2"))))),
+                        // A redirection makes the file and nothing else (touch would also set its times).
+                        Capability::Create => (format!("{d}/new{set}-{n}"), format!(": > {}", quoted(&w.path(&format!("{d}/new{set}-{n}"))))),
+                        Capability::Delete => (format!("{d}/f1"), format!("rm {}", quoted(&w.path(&format!("{d}/f1"))))),
+                        Capability::Execute => (format!("{d}/run"), quoted(&w.path(&format!("{d}/run")))),
+                    };
+                    (cap, rel, script)
+                };
+                let core = policy.resolve(&Spellings::of(&w.path(&rel), &host), cap).granted;
+                let kernel = w.run_profile(&sbpl, &["/bin/sh", "-c", &format!("{script} 2>/dev/null")]).status.success();
+                checked += 1;
+                if core != kernel {
+                    mismatches += 1;
+                    eprintln!("MISMATCH {} {rel} (`{script}`): core {core}, {} {kernel}; rules {:?}", cap.as_str(), w.seatbelt.label(), req.rules.iter().map(|r| (&r.path, &r.access)).collect::<Vec<_>>());
+                }
+            }
+        }
+        super::loud(&format!("differential under the {}: {checked} probes ({metadata} of metadata), {mismatches} mismatches", w.seatbelt.label()));
+        assert!(checked >= probes.min(400), "only {checked} probes ran");
+        assert_eq!(mismatches, 0, "the {} and the core disagreed {mismatches} times in {checked} probes", w.seatbelt.label());
     }
 }

@@ -16,9 +16,10 @@
 //! sandbox_apply: Operation not permitted` with exit 71 (openai/codex#45657,
 //! anthropic-experimental/sandbox-runtime#67; bisected in appandflow/stim#469:
 //! an `(allow default)`-only outer profile nests, one deny of any kind does
-//! not). The model gets the same from the kernel: a process under a filter
-//! with a listener cannot install another listener (EBUSY), and a profile
-//! that denies nothing installs no filter.
+//! not, whatever the inner profile says). The model gets the same from the
+//! kernel: a process under a filter with a listener cannot install another
+//! listener (EBUSY). A profile that denies nothing installs no fence, only
+//! that check.
 //!
 //! `DSH_ALLOW_SEATBELT_MODEL_LOG=FILE` appends a line per profile applied,
 //! per nesting refused and per operation refused.
@@ -121,9 +122,6 @@ fn exec(argv: &[String]) -> ! {
 fn main() {
     let a = args();
     let profile = profile::compile(&a.text, &a.params).unwrap_or_else(|e| fail(EX_DATAERR, &e));
-    if !profile.denies_anything() {
-        exec(&a.argv);
-    }
     let open_log = || {
         std::env::var_os("DSH_ALLOW_SEATBELT_MODEL_LOG").and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok())
     };
@@ -131,6 +129,17 @@ fn main() {
     // this process's own (its later opens go through the profile).
     let log = open_log();
     let mut own_log = open_log();
+    // A profile that denies nothing is applied without a fence (so nesting
+    // below it works, stim#469), but is still refused inside one that does.
+    if !profile.denies_anything() {
+        if supervise::nested() {
+            note(&mut own_log, &format!("nested {} refused {}", std::process::id(), a.argv[0]));
+            fail(EX_OSERR, "sandbox_apply: Operation not permitted");
+        }
+        note(&mut own_log, &format!("apply {} {} (allow default only: no fence)", std::process::id(), a.argv[0]));
+        drop(own_log);
+        exec(&a.argv);
+    }
 
     let mut pair = [0 as RawFd; 2];
     if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) } < 0 {

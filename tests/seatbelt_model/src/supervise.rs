@@ -116,7 +116,20 @@ fn program() -> Vec<SockFilter> {
 /// Install the filter on this process; the listener, or the errno (EBUSY:
 /// a filter above us already has a listener, i.e. we run under the model).
 pub fn install() -> Result<OwnedFd, i32> {
-    let prog = program();
+    install_program(program())
+}
+
+/// Whether this process already runs under a profile of the model's that
+/// denies something, without fencing anything itself: a filter that allows
+/// every call, with a listener the kernel refuses (EBUSY) under another
+/// listener. Closing it at once frees the listener (the kernel drops a
+/// filter's notification state when its fd is released), so a later
+/// `sandbox-exec` below is judged by the real profiles alone.
+pub fn nested() -> bool {
+    matches!(install_program(vec![stmt(RET_K, SECCOMP_RET_ALLOW)]), Err(libc::EBUSY))
+}
+
+fn install_program(prog: Vec<SockFilter>) -> Result<OwnedFd, i32> {
     let fprog = SockFprog { len: prog.len() as u16, filter: prog.as_ptr() };
     let call = || unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog as *const SockFprog) };
     let mut fd = call();
