@@ -16,6 +16,11 @@ use serde_json::{json, Value};
 #[path = "support/tree.rs"]
 mod tree;
 
+#[path = "support/random_rules.rs"]
+mod random_rules;
+
+use random_rules::{rule_set, Xorshift};
+
 use tree::{rule, Tree, BIN};
 
 #[test]
@@ -222,13 +227,7 @@ fn differential(name: &str, probes: usize) {
 
     let Some(t) = Tree::new(name) else { return };
     let dirs = ["ws", "ws/a", "ws/a/b", "outside", "outside/c", "home/d"];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15 ^ probes as u64;
-    let mut rnd = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = Xorshift::new(0x9e37_79b9_7f4a_7c15 ^ probes as u64);
     let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
     let per_set = 20;
     for set in 0..probes.div_ceil(per_set) {
@@ -241,23 +240,18 @@ fn differential(name: &str, probes: usize) {
             }
             fs::copy("/bin/true", dir.join("run")).unwrap();
         }
-        let caps = ["read", "write", "create", "delete", "execute"];
         let mut rules: Vec<Value> = Vec::new();
-        for _ in 0..rnd(4) {
-            let d = dirs[rnd(dirs.len())];
-            let picked: Vec<&str> = caps.iter().copied().filter(|_| rnd(2) == 0).collect();
-            if picked.is_empty() {
-                continue;
-            }
+        for pick in rule_set(&mut rng, dirs.len()) {
+            let d = dirs[pick.dir];
             // Folder rules for every capability; file rules only for what a
             // kernel can attach to a file (read, write, execute).
-            if rnd(3) == 0 {
-                let file_caps: Vec<&str> = picked.iter().copied().filter(|c| matches!(*c, "read" | "write" | "execute")).collect();
+            if pick.file {
+                let file_caps: Vec<&str> = pick.caps.iter().copied().filter(|c| matches!(*c, "read" | "write" | "execute")).collect();
                 if !file_caps.is_empty() {
                     rules.push(rule(&t.p(&format!("{d}/f1")), false, &file_caps));
                 }
             } else {
-                rules.push(rule(&t.p(d), true, &picked));
+                rules.push(rule(&t.p(d), true, &pick.caps));
             }
         }
         let profile = t.profile(Value::Array(rules.clone()));
@@ -280,7 +274,7 @@ fn differential(name: &str, probes: usize) {
             &host,
         );
         for n in 0..per_set.min(probes - set * per_set) {
-            let d = dirs[rnd(dirs.len())];
+            let d = dirs[rng.below(dirs.len())];
             // Each probe meets the files as the rule set found them: an
             // earlier probe may have deleted f1 or grown f2.
             for f in ["f1", "f2"] {
@@ -289,8 +283,8 @@ fn differential(name: &str, probes: usize) {
             // One probe in six changes metadata (mode, times, an xattr):
             // Landlock has no right for it, the runner's read-only tree
             // refuses it wherever the fence grants no change.
-            if rnd(6) == 5 {
-                let (path, script) = metadata_probe(&t, d, rnd(6));
+            if rng.below(6) == 5 {
+                let (path, script) = metadata_probe(&t, d, rng.below(6));
                 let core = [Capability::Write, Capability::Create, Capability::Delete]
                     .iter()
                     .any(|&c| policy.resolve(&Spellings::of(&t.p(&path), &host), c).granted);
@@ -303,7 +297,7 @@ fn differential(name: &str, probes: usize) {
                 }
                 continue;
             }
-            let cap = Capability::ALL[rnd(5)];
+            let cap = Capability::ALL[rng.below(5)];
             let (path, script) = match cap {
                 Capability::Read => (format!("{d}/f1"), format!("cat {}", t.p(&format!("{d}/f1")))),
                 Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", t.p(&format!("{d}/f2")))),

@@ -9,6 +9,8 @@
 mod macos_links;
 #[path = "support/seatbelt_model.rs"]
 mod seatbelt_model;
+#[path = "support/random_rules.rs"]
+mod random_rules;
 
 use dsh_allow::api::{Mode, Platform};
 use dsh_allow::policy::capability::Capability;
@@ -437,7 +439,7 @@ mod kernel {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output};
 
-    use super::macos_links::macos_spelling;
+    use super::macos_links::{linux_spelling, macos_spelling};
     use super::seatbelt_model::{seatbelt, Seatbelt};
     use super::{rule, seatbelt_required};
     use dsh_allow::fs_host::FsHost;
@@ -475,20 +477,6 @@ mod kernel {
     /// into `/private` (the model's table), so a rule written `/var/x` gets
     /// both spellings in the profile, as FsHost gives them on a Mac.
     pub struct MacHost(pub FsHost);
-
-    fn linux_spelling(p: &str) -> String {
-        for (link, target) in super::macos_links::MACOS_LINKS {
-            if p == *target {
-                return link.to_string();
-            }
-            if let Some(rest) = p.strip_prefix(target) {
-                if rest.starts_with('/') {
-                    return format!("{link}{rest}");
-                }
-            }
-        }
-        p.to_string()
-    }
 
     impl Host for MacHost {
         fn canonical(&self, path: &str) -> String {
@@ -1036,17 +1024,12 @@ mod kernel {
         use dsh_allow::api::{Mode, Platform};
         use dsh_allow::policy::capability::Capability;
         use dsh_allow::policy::resolve::{Policy, PolicyInput, Spellings};
+        use super::random_rules::{rule_set, Xorshift};
 
         let Some(w) = World::new("differential") else { return };
         let probes: usize = std::env::var("DSH_ALLOW_DIFFERENTIAL_PROBES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
         let dirs = ["ws", "ws/p", "ws/p/q", "elsewhere", "elsewhere/c", "home/d"];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d ^ probes as u64;
-        let mut rnd = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = Xorshift::new(0x2545_f491_4f6c_dd1d ^ probes as u64);
         let host = MacHost(FsHost::from_env());
         let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
         let per_set = 20;
@@ -1055,20 +1038,18 @@ mod kernel {
                 std::fs::create_dir_all(w.root.join(d)).unwrap();
                 std::fs::copy("/bin/true", w.root.join(d).join("run")).unwrap();
             }
-            let caps = ["read", "write", "create", "delete", "execute"];
-            let mut rules: Vec<Rule> = Vec::new();
-            for _ in 0..rnd(4) {
-                let d = dirs[rnd(dirs.len())];
-                let picked: Vec<&str> = caps.iter().copied().filter(|_| rnd(2) == 0).collect();
-                if picked.is_empty() {
-                    continue;
-                }
-                if rnd(3) == 0 {
-                    rules.push(file_rule(&w.path(&format!("{d}/f1")), &picked));
-                } else {
-                    rules.push(rule(&w.path(d), &picked));
-                }
-            }
+            // Seatbelt attaches every capability to a file as to a folder.
+            let rules: Vec<Rule> = rule_set(&mut rng, dirs.len())
+                .into_iter()
+                .map(|pick| {
+                    let d = dirs[pick.dir];
+                    if pick.file {
+                        file_rule(&w.path(&format!("{d}/f1")), &pick.caps)
+                    } else {
+                        rule(&w.path(d), &pick.caps)
+                    }
+                })
+                .collect();
             let req = w.request(Enforce::Guarded, rules);
             let sbpl = w.profile(&req);
             let policy = Policy::new(
@@ -1086,24 +1067,24 @@ mod kernel {
                 &host,
             );
             for n in 0..per_set.min(probes - set * per_set) {
-                let d = dirs[rnd(dirs.len())];
+                let d = dirs[rng.below(dirs.len())];
                 for f in ["f1", "f2"] {
                     w.write(&format!("{d}/{f}"), "data\n");
                 }
-                let (cap, rel, script) = if rnd(6) == 5 {
+                let (cap, rel, script) = if rng.below(6) == 5 {
                     // Metadata (mode, times, an xattr): Seatbelt's
                     // file-write-mode/-times/-xattr, which `write` carries.
                     metadata += 1;
-                    let rel = format!("{d}/f{}", 1 + rnd(2));
+                    let rel = format!("{d}/f{}", 1 + rng.below(2));
                     let p = quoted(&w.path(&rel));
-                    let script = match rnd(3) {
+                    let script = match rng.below(3) {
                         0 => format!("chmod 600 {p}"),
                         1 => format!("touch -d 2000-01-01 {p}"),
                         _ => format!("python3 -c \"import os, sys; os.setxattr(sys.argv[1], 'user.probe', b'1')\" {p}"),
                     };
                     (Capability::Write, rel, script)
                 } else {
-                    let cap = Capability::ALL[rnd(5)];
+                    let cap = Capability::ALL[rng.below(5)];
                     let (rel, script) = match cap {
                         Capability::Read => (format!("{d}/f1"), format!("cat {}", quoted(&w.path(&format!("{d}/f1"))))),
                         Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", quoted(&w.path(&format!("{d}/f2"))))),

@@ -11,22 +11,25 @@ pub const MACOS_LINKS: &[(&str, &str)] = &[("/tmp", "/private/tmp"), ("/var", "/
 
 /// A resolved Linux path as macOS would spell it.
 pub fn macos_spelling(path: &str) -> String {
-    for (link, target) in MACOS_LINKS {
-        if path == *link {
-            return target.to_string();
-        }
-        if let Some(rest) = path.strip_prefix(link) {
-            if rest.starts_with('/') {
-                return format!("{target}{rest}");
-            }
-        }
+    MACOS_LINKS.iter().find_map(|(link, target)| swap_prefix(path, link, target)).unwrap_or_else(|| path.to_string())
+}
+
+/// A macOS spelling as this machine names the same file.
+pub fn linux_spelling(path: &str) -> String {
+    MACOS_LINKS.iter().find_map(|(link, target)| swap_prefix(path, target, link)).unwrap_or_else(|| path.to_string())
+}
+
+/// `path` with its leading folder `from` (whole components) replaced by `to`.
+fn swap_prefix(path: &str, from: &str, to: &str) -> Option<String> {
+    if path == from {
+        return Some(to.to_string());
     }
-    path.to_string()
+    path.strip_prefix(from).filter(|rest| rest.starts_with('/')).map(|rest| format!("{to}{rest}"))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::macos_spelling;
+    use super::{linux_spelling, macos_spelling};
 
     #[test]
     fn macos_spells_tmp_var_and_etc_under_private() {
@@ -36,5 +39,7 @@ mod tests {
         assert_eq!(macos_spelling("/var/folders/x"), "/private/var/folders/x");
         assert_eq!(macos_spelling("/tmpx"), "/tmpx");
         assert_eq!(macos_spelling("/Users/me"), "/Users/me");
+        assert_eq!(linux_spelling("/private/tmp/a"), "/tmp/a");
+        assert_eq!(linux_spelling("/private/tmpx"), "/private/tmpx");
     }
 }

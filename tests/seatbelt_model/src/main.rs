@@ -32,6 +32,7 @@ mod sbpl_check;
 mod sbpl_vocabulary;
 
 #[path = "../../support/macos_links.rs"]
+#[allow(dead_code)]
 mod macos_links;
 mod profile;
 mod resolve;
@@ -216,41 +217,52 @@ fn detach_stdio() {
     }
 }
 
+/// One byte with room for one descriptor (SCM_RIGHTS) beside it.
+struct RightsMsg {
+    byte: [u8; 1],
+    iov: libc::iovec,
+    control: Vec<u8>,
+    msg: libc::msghdr,
+}
+
+impl RightsMsg {
+    fn new() -> Box<RightsMsg> {
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+        // Boxed: the header points into the same allocation.
+        let mut m = Box::new(RightsMsg {
+            byte: [0],
+            iov: libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 1 },
+            control: vec![0u8; space],
+            msg: unsafe { std::mem::zeroed() },
+        });
+        m.iov.iov_base = m.byte.as_mut_ptr().cast();
+        m.msg.msg_iov = &mut m.iov;
+        m.msg.msg_iovlen = 1;
+        m.msg.msg_control = m.control.as_mut_ptr().cast();
+        m.msg.msg_controllen = space as _;
+        m
+    }
+}
+
 fn send_fd(sock: RawFd, fd: RawFd) -> bool {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut cbuf = vec![0u8; space];
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let m = RightsMsg::new();
     unsafe {
-        let c = libc::CMSG_FIRSTHDR(&msg);
+        let c = libc::CMSG_FIRSTHDR(&m.msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
         (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<RawFd>(), fd);
-        libc::sendmsg(sock, &msg, 0) == 1
+        libc::sendmsg(sock, &m.msg, 0) == 1
     }
 }
 
 fn receive_fd(sock: RawFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut cbuf = vec![0u8; space];
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut m = RightsMsg::new();
     unsafe {
-        if libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) != 1 {
+        if libc::recvmsg(sock, &mut m.msg, libc::MSG_CMSG_CLOEXEC) != 1 {
             return None;
         }
-        let c = libc::CMSG_FIRSTHDR(&msg);
+        let c = libc::CMSG_FIRSTHDR(&m.msg);
         if c.is_null() || (*c).cmsg_type != libc::SCM_RIGHTS {
             return None;
         }
