@@ -52,8 +52,7 @@ export function runnerWorks() {
  * A fresh world: workspace, a fixture $HOME (with an SSH key to protect),
  * $DSH_HOME with the headless profile materialized and dsh-allow installed.
  */
-export function makeWorld(label, { allowConfig } = {}) {
-  const base = testOutput()
+export function makeWorld(label, { allowConfig, base = testOutput() } = {}) {
   mkdirSync(base, { recursive: true })
   const root = mkdtempSync(join(base, `e2e-${label}-`))
   const world = {

@@ -12,7 +12,7 @@
 
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { approvals, cleanup, makeWorld, missingPrerequisite, results, runDsh, testOutput } from './harness.mjs'
 
@@ -62,8 +62,20 @@ function modelLog(file, from = 0) {
 }
 
 /** A world whose plugin takes the macOS path with the model as its sandbox-exec. */
-function modelWorld(label, sandbox, extra = {}) {
-  return makeWorld(label, { allowConfig: { testPlatform: 'macos', sandboxExec: sandbox.program, ...extra } })
+function modelWorld(label, sandbox, extra = {}, base = undefined) {
+  return makeWorld(label, { allowConfig: { testPlatform: 'macos', sandboxExec: sandbox.program, ...extra }, base })
+}
+
+/**
+ * Where a Mac keeps a user's files: a real /Users here (as the kernel suite
+ * does), so the guarded tier's read fence covers the world's home and
+ * $DSH_HOME, and the probe can confirm it. Removed again when empty.
+ */
+const MAC_USERS = '/Users/dsh-allow-model/e2e'
+function dropMacUsers() {
+  for (const dir of [MAC_USERS, '/Users/dsh-allow-model', '/Users']) {
+    try { rmdirSync(dir) } catch { break }
+  }
 }
 
 /** Run DSH with DSH's own provider on the macOS path under the model too; `model` is this run's log. */
@@ -163,6 +175,37 @@ describe(`${LABEL}: dsh-allow on its macOS path in a real DSH session`, { skip: 
       const calls = run.model.apply.filter((l) => / bash$/.test(l))
       for (const line of run.model.apply.concat(run.model.nested)) t.diagnostic(`${LABEL}: log: ${line}`)
       assert.equal(calls.length, 2, run.model.lines.join('\n'))
+      assert.equal(run.model.nested.length, 0, run.model.lines.join('\n'))
+    })
+  })
+
+  describe('the world where a Mac keeps it, under /Users: the tier macOS users get', () => {
+    let world
+    let sandbox
+    before(() => { sandbox = loggedModel(); world = modelWorld('seatbelt-users', sandbox, {}, MAC_USERS) })
+    after(() => { cleanup(world); rmSync(sandbox.dir, { recursive: true, force: true }); dropMacUsers() })
+
+    test(`${LABEL}: auto lands on guarded; hidden code reading a key in home is refused by the fence, a read in the workspace runs`, async (t) => {
+      const key = join(world.home, '.ssh', 'id_ed25519')
+      const run = await runOnModel(world, sandbox, {
+        script: [
+          bash('cat README.md'),
+          bash(`python3 -c 'print(open("${key}").read())'`),
+        ],
+        commands: ['/allow status'],
+        answers: ['once'],
+      })
+      const status = statusOf(run)
+      for (const line of status.split('\n').filter((l) => /^(Kernel fence|Why|Declined)/.test(l))) t.diagnostic(`${LABEL}: /allow status: ${line}`)
+      assert.match(status, /^Kernel fence: guarded \(enforce: auto; /m, status)
+      const r = results(run)
+      assert.equal(r.length, 2, text(run))
+      assert.equal(r[0].isError, false, text(run))
+      assert.match(r[0].text, /# fixture workspace/, text(run))
+      // Whether or not a card was shown, the kernel has the last word: no key.
+      assert.doesNotMatch(JSON.stringify(results(run)), /fixture\n-----END/, 'the key was printed')
+      assert.match(r[1].text, /Operation not permitted/, text(run))
+      assert.ok(run.model.deny.some((l) => l.startsWith(`deny file-read-data ${key} `)), run.model.lines.join('\n'))
       assert.equal(run.model.nested.length, 0, run.model.lines.join('\n'))
     })
   })
