@@ -59,6 +59,7 @@ fn request(workspace: &str, home: &str, enforce: Enforce, mode: Mode, rules: Vec
         protected_files: vec![format!("{home}/.dsh/dsh-allow.json"), format!("{home}/.dsh/dsh-allow-audit.ndjson")],
         enforce,
         persistence: Persistence::Shut,
+        host_pids: vec![],
     }
 }
 
@@ -172,6 +173,7 @@ fn vector_profiles(t: &mut Tally) {
                     protected_files: r.protected_files.clone(),
                     enforce,
                     persistence: r.persistence,
+                    host_pids: vec![],
                 };
                 t.profile(&format!("vector {} ({platform:?}, {enforce:?})", case.name), &req, &case.fixture);
             }

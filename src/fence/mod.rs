@@ -83,6 +83,11 @@ pub struct ProfileRequest {
     /// a repository.
     #[serde(default = "shut")]
     pub persistence: Persistence,
+    /// The DSH host's processes: whatever they listen on (the web server
+    /// that answers cards and switches modes) no fenced call may reach. The
+    /// runner adds its own parent, which under DSH is the host.
+    #[serde(default)]
+    pub host_pids: Vec<i32>,
 }
 
 fn full() -> Enforce {
@@ -106,6 +111,19 @@ impl ProfileRequest {
         self.rules.iter().chain(&self.grants).any(|r| {
             paths::within(&paths::normalize(&r.path), surface) && Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c))
         })
+    }
+
+    /// The roots where a rule or grant of this profile gives write: a unix
+    /// socket there may be connected to (connecting is writing to it). The
+    /// baseline opens none: `/tmp` is all five, and ssh-agent, tmux and X
+    /// keep their sockets there.
+    pub fn socket_roots(&self) -> Vec<(String, bool)> {
+        self.rules
+            .iter()
+            .chain(&self.grants)
+            .filter(|r| r.access.grants(Capability::Write))
+            .map(|r| (paths::normalize(&r.path), r.recursive))
+            .collect()
     }
 
     /// The workspace repository's persistence surfaces the fence shuts

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod baseline;
 pub mod capability;
 pub mod command_grant;
+pub mod environment;
 pub mod mode;
 pub mod resolve;
 pub mod rules;

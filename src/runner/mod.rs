@@ -17,7 +17,15 @@ pub mod kept;
 #[cfg(target_os = "linux")]
 pub mod persistence;
 #[cfg(target_os = "linux")]
+pub mod isolate;
+#[cfg(target_os = "linux")]
 pub mod readonly;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod sockets;
+#[cfg(target_os = "linux")]
+pub mod supervise;
 
 
 use crate::fs_host::FsHost;
@@ -67,14 +75,24 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(m) => m,
                 Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
             };
-            if let Err((code, e)) = linux::apply(&rules) {
-                return fail(code, &e);
-            }
-            if opts.iter().any(|o| o == "--report-fence") {
-                eprintln!("dsh-allow fence: {how}");
-                eprintln!("dsh-allow persistence: {shut}");
-                eprintln!("dsh-allow metadata: {metadata}");
-            }
+            let report = opts.iter().any(|o| o == "--report-fence").then(|| {
+                vec![
+                    format!("dsh-allow fence: {how}"),
+                    format!("dsh-allow persistence: {shut}"),
+                    format!("dsh-allow metadata: {metadata}"),
+                    format!("dsh-allow signals: {}", if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" }),
+                ]
+            });
+            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
+            let names = judge.clone();
+            let child = supervise::Child {
+                argv,
+                own_session: isolate::has_terminal(),
+                fence: Box::new(move || linux::apply(&rules, abi)),
+                granted: Box::new(move |p| names.names_socket(p)),
+                report,
+            };
+            return supervise::run(child, judge);
         }
         exec(argv)
     }
@@ -83,6 +101,19 @@ pub fn main(args: &[String]) -> u8 {
         let _ = (req, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
     }
+}
+
+/// The DSH host's processes: those the profile names, and this runner's
+/// parent (under DSH the host itself spawns it).
+#[cfg(target_os = "linux")]
+fn host_pids(req: &ProfileRequest) -> Vec<i32> {
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    let mut pids = req.host_pids.clone();
+    if parent > 1 && !pids.contains(&parent) {
+        pids.push(parent);
+    }
+    pids
 }
 
 /// The fence for this profile: the one kept in the cache while nothing it
@@ -252,13 +283,13 @@ pub fn read_request(opts: &[String]) -> Result<ProfileRequest, String> {
     Ok(req)
 }
 
-fn fail(code: u8, msg: &str) -> u8 {
+pub(crate) fn fail(code: u8, msg: &str) -> u8 {
     eprintln!("{PREFIX}{msg}");
     code
 }
 
 #[cfg(unix)]
-fn exec(argv: &[String]) -> u8 {
+pub(crate) fn exec(argv: &[String]) -> u8 {
     use std::os::unix::process::CommandExt;
     let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
     eprintln!("{PREFIX}cannot start {}: {err}", argv[0]);
@@ -283,7 +314,7 @@ pub mod linux {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::path::Path;
 
-    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus};
+    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus, Scope};
 
     use super::{EXIT_FAILED, EXIT_UNAVAILABLE};
     pub use crate::fence::landlock::Rules;
@@ -494,10 +525,15 @@ pub mod linux {
     /// added with the system call itself, since [`ruleset`] already fitted
     /// each rule's rights to what is at its path (the crate would `fstat`
     /// every rule again to do that, a third of what applying costs).
-    pub fn apply(set: &Rules) -> Result<(), (u8, String)> {
+    pub fn apply(set: &Rules, abi: u32) -> Result<(), (u8, String)> {
         let handled = BitFlags::<AccessFs>::from_bits_truncate(set.handled);
+        // ABI 6: abstract unix sockets and signals reach only this call's
+        // own processes (a signal to the host, SIGUSR1 opening Node's
+        // inspector, or to any process outside, is refused).
+        let scopes = if abi >= 6 { Scope::AbstractUnixSocket | Scope::Signal } else { BitFlags::EMPTY };
         let created = Ruleset::default()
             .handle_access(handled)
+            .and_then(|r| r.scope(scopes))
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
         let ruleset_fd: Option<OwnedFd> = created

@@ -1,0 +1,283 @@
+//! The kernel's seccomp interface as the runner uses it: a classic BPF
+//! filter over the call number and its register arguments, installed with
+//! a user-notification listener (seccomp(2), seccomp_unotify(2)).
+//!
+//! The filter decides what it can from registers alone (a flag, a null
+//! pointer, a request number); what needs the process's memory (a socket
+//! address) goes to the supervisor ([`super::supervise`]).
+
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+// include/uapi/linux/seccomp.h, filter.h, audit.h.
+const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+const RET_KILL_PROCESS: u32 = 0x8000_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+const RET_ALLOW: u32 = 0x7fff_0000;
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xc000_003e;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xc000_00b7;
+/// x86_64's x32 calls carry this bit in the number; the filter kills them
+/// (another table of numbers would walk around this one).
+const X32_BIT: u32 = 0x4000_0000;
+
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const JSET_K: u16 = 0x45;
+const RET_K: u16 = 0x06;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SockFilter {
+    code: u16,
+    jt: u8,
+    jf: u8,
+    k: u32,
+}
+
+#[repr(C)]
+struct SockFprog {
+    len: u16,
+    filter: *const SockFilter,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct SeccompData {
+    pub nr: i32,
+    pub arch: u32,
+    pub instruction_pointer: u64,
+    pub args: [u64; 6],
+}
+
+/// `struct seccomp_notif`.
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct Notif {
+    pub id: u64,
+    pub pid: u32,
+    pub flags: u32,
+    pub data: SeccompData,
+}
+
+/// `struct seccomp_notif_resp`.
+#[repr(C)]
+struct NotifResp {
+    id: u64,
+    val: i64,
+    error: i32,
+    flags: u32,
+}
+
+// _IOWR('!', 0, struct seccomp_notif), _IOWR('!', 1, struct seccomp_notif_resp),
+// _IOW('!', 2, __u64).
+const IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
+const IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
+const IOCTL_NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
+
+/// What the filter does with one call, decided from registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Ask the supervisor.
+    Notify,
+    /// Fail with this errno, nothing done.
+    Errno(u16),
+}
+
+/// One line of the filter: a call number, optionally only when an argument
+/// (its low 32 bits) has a bit of `mask` set, or equals `value`.
+#[derive(Clone, Copy, Debug)]
+pub struct Line {
+    pub nr: i64,
+    pub when: When,
+    pub action: Action,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum When {
+    Always,
+    /// The argument's low word has any bit of the mask.
+    AnyBit { arg: u8, mask: u32 },
+    /// The argument's low word equals the value. Only the low word: the
+    /// kernel takes an int where the register holds a long (ioctl's
+    /// request), so a high word set by hand must not walk past the line.
+    Equals { arg: u8, value: u32 },
+    /// The argument (a pointer) is not null.
+    NotNull { arg: u8 },
+}
+
+const fn stmt(code: u16, k: u32) -> SockFilter {
+    SockFilter { code, jt: 0, jf: 0, k }
+}
+
+const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> SockFilter {
+    SockFilter { code, jt, jf, k }
+}
+
+fn arg_low(arg: u8) -> u32 {
+    16 + 8 * arg as u32
+}
+
+fn ret(action: Action) -> SockFilter {
+    match action {
+        Action::Notify => stmt(RET_K, RET_USER_NOTIF),
+        Action::Errno(e) => stmt(RET_K, RET_ERRNO | e as u32),
+    }
+}
+
+/// The program for `lines`: another architecture's calls and x32's are
+/// killed, each line's call is matched in turn, everything else runs.
+pub fn program(lines: &[Line]) -> Vec<SockFilter> {
+    let mut p = vec![
+        stmt(LD_W_ABS, 4), // seccomp_data.arch
+        jump(JEQ_K, AUDIT_ARCH, 1, 0),
+        stmt(RET_K, RET_KILL_PROCESS),
+        stmt(LD_W_ABS, 0), // seccomp_data.nr
+        jump(JGE_K, X32_BIT, 0, 1),
+        stmt(RET_K, RET_KILL_PROCESS),
+    ];
+    for line in lines {
+        // Each block starts with the number in A and leaves it there for the
+        // next block (reloading it after a test of an argument).
+        let block: Vec<SockFilter> = match line.when {
+            When::Always => vec![ret(line.action)],
+            When::AnyBit { arg, mask } => vec![
+                stmt(LD_W_ABS, arg_low(arg)),
+                jump(JSET_K, mask, 0, 1),
+                ret(line.action),
+                stmt(LD_W_ABS, 0),
+            ],
+            When::Equals { arg, value } => vec![
+                stmt(LD_W_ABS, arg_low(arg)),
+                jump(JEQ_K, value, 0, 1),
+                ret(line.action),
+                stmt(LD_W_ABS, 0),
+            ],
+            When::NotNull { arg } => vec![
+                stmt(LD_W_ABS, arg_low(arg)),
+                jump(JEQ_K, 0, 0, 2),
+                stmt(LD_W_ABS, arg_low(arg) + 4),
+                jump(JEQ_K, 0, 1, 0),
+                ret(line.action),
+                stmt(LD_W_ABS, 0),
+            ],
+        };
+        // Not this call: skip the block. A block is short, well under the
+        // 255 a jump can span.
+        p.push(jump(JEQ_K, line.nr as u32, 0, block.len() as u8));
+        p.extend(block);
+    }
+    p.push(stmt(RET_K, RET_ALLOW));
+    p
+}
+
+/// Install `prog` on this thread (and all it starts) with a listener; the
+/// listener (close-on-exec), or the errno: EBUSY when a filter above this
+/// process already has one (seccomp allows one listener per chain).
+/// Needs no_new_privs or CAP_SYS_ADMIN.
+pub fn install(prog: &[SockFilter]) -> Result<OwnedFd, i32> {
+    let fprog = SockFprog { len: prog.len() as u16, filter: prog.as_ptr() };
+    // SAFETY: a filter program that lives for the call.
+    let fd = unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog as *const SockFprog) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new descriptor, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The next notification, or None when the caller went away before it was
+/// read (ENOENT) or the wait was interrupted.
+pub fn receive(listener: RawFd) -> Option<Notif> {
+    let mut n = Notif::default();
+    // SAFETY: a listener descriptor and a zeroed struct of the size the request names.
+    let r = unsafe { libc::ioctl(listener, IOCTL_NOTIF_RECV as _, &mut n as *mut Notif) };
+    (r == 0).then_some(n)
+}
+
+/// Whether the caller of notification `id` is still waiting for its answer:
+/// what was read from its memory or /proc was its own only while it is.
+pub fn still_waiting(listener: RawFd, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: as above, for a u64.
+    unsafe { libc::ioctl(listener, IOCTL_NOTIF_ID_VALID as _, &mut id as *mut u64) == 0 }
+}
+
+/// Answer notification `id`: the call returns `result` (a value, or a
+/// negative errno), done by the supervisor on the caller's behalf; the
+/// kernel never runs the call itself, so nothing is read twice.
+pub fn answer(listener: RawFd, id: u64, result: Result<i64, i32>) {
+    let resp = match result {
+        Ok(val) => NotifResp { id, val, error: 0, flags: 0 },
+        Err(e) => NotifResp { id, val: 0, error: -e, flags: 0 },
+    };
+    // SAFETY: as above. A caller that died meanwhile makes this fail: nothing to do.
+    unsafe { libc::ioctl(listener, IOCTL_NOTIF_SEND as _, &resp as *const NotifResp) };
+}
+
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny interpreter for the instructions [`program`] emits, to check
+    /// the jumps land where they should.
+    fn run(p: &[SockFilter], d: &SeccompData) -> u32 {
+        let word = |off: u32| -> u32 {
+            let bytes: [u8; 64] = unsafe { std::mem::transmute(*d) };
+            u32::from_ne_bytes(bytes[off as usize..off as usize + 4].try_into().unwrap())
+        };
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let i = p[pc];
+            pc += 1;
+            match i.code {
+                LD_W_ABS => a = word(i.k),
+                RET_K => return i.k,
+                JEQ_K | JGE_K | JSET_K => {
+                    let hit = match i.code {
+                        JEQ_K => a == i.k,
+                        JGE_K => a >= i.k,
+                        _ => a & i.k != 0,
+                    };
+                    pc += if hit { i.jt } else { i.jf } as usize;
+                }
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+        }
+    }
+
+    fn call(nr: i64, args: [u64; 6]) -> SeccompData {
+        SeccompData { nr: nr as i32, arch: AUDIT_ARCH, instruction_pointer: 0, args }
+    }
+
+    #[test]
+    fn each_line_matches_only_its_call_and_condition() {
+        let lines = [
+            Line { nr: 42, when: When::Always, action: Action::Notify },
+            Line { nr: 44, when: When::NotNull { arg: 4 }, action: Action::Notify },
+            Line { nr: 46, when: When::AnyBit { arg: 2, mask: 0x2000_0000 }, action: Action::Errno(95) },
+            Line { nr: 16, when: When::Equals { arg: 1, value: 0x5412 }, action: Action::Errno(1) },
+        ];
+        let p = program(&lines);
+        assert_eq!(run(&p, &call(42, [0; 6])), RET_USER_NOTIF);
+        assert_eq!(run(&p, &call(44, [3, 1, 1, 0, 0, 0])), RET_ALLOW, "sendto with no address runs");
+        assert_eq!(run(&p, &call(44, [3, 1, 1, 0, 0x7fff_0000_0000, 16])), RET_USER_NOTIF, "a high-word pointer is not null");
+        assert_eq!(run(&p, &call(44, [3, 1, 1, 0, 0x1000, 16])), RET_USER_NOTIF);
+        assert_eq!(run(&p, &call(46, [3, 1, 0x2000_0000, 0, 0, 0])), RET_ERRNO | 95);
+        assert_eq!(run(&p, &call(46, [3, 1, 0x40, 0, 0, 0])), RET_ALLOW);
+        assert_eq!(run(&p, &call(16, [0, 0x5412, 0, 0, 0, 0])), RET_ERRNO | 1);
+        assert_eq!(run(&p, &call(16, [0, 0x1_0000_5412, 0, 0, 0, 0])), RET_ERRNO | 1, "the kernel reads an int: a high word changes nothing");
+        assert_eq!(run(&p, &call(16, [0, 0x5413, 0, 0, 0, 0])), RET_ALLOW);
+        assert_eq!(run(&p, &call(0, [0; 6])), RET_ALLOW);
+        let other_arch = SeccompData { arch: 0x4000_0003, ..call(42, [0; 6]) };
+        assert_eq!(run(&p, &other_arch), RET_KILL_PROCESS);
+        assert_eq!(run(&p, &call(X32_BIT as i64 | 42, [0; 6])), RET_KILL_PROCESS);
+    }
+}
