@@ -164,12 +164,18 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         None => format!("open ({})", readonly::NO_SETATTR),
     };
     persistence::shut(&surfaces)?;
+    // Other terminals' devices are the user's shells: a fresh instance of
+    // /dev/pts shows the call only the terminals it opens itself.
+    if let Err(e) = persistence::private_terminals() {
+        eprintln!("{PREFIX}note: other terminals stay visible: {e}");
+    }
     // The working directory still leads into the mount it was opened on,
     // now read-only: reach it again through the roots put back.
     if let Some(dir) = here {
         let _ = std::env::set_current_dir(dir);
     }
-    Ok((format!("shut ({} surfaces)", surfaces.len()), metadata))
+    let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
+    Ok((format!("shut ({} surfaces: {})", surfaces.len(), named.join(", ")), metadata))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
@@ -177,10 +183,12 @@ fn option(opts: &[String], name: &str) -> Option<String> {
 }
 
 /// Make the tool-state folders the workspace's tools will need (Landlock
-/// fences only what exists when the call starts), and send Python's bytecode
-/// cache to a temp folder: an import's cache write is an atomic replace,
-/// which needs delete where the sources are.
+/// fences only what exists when the call starts), and turn off the caches
+/// calls would share.
 fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
+    if req.fences() {
+        no_shared_caches();
+    }
     if req.mode != crate::api::Mode::WorkspaceWrite {
         return;
     }
@@ -211,9 +219,19 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
             let _ = std::fs::create_dir_all(p);
         }
     }
-    if std::env::var_os("PYTHONPYCACHEPREFIX").is_none() {
-        std::env::set_var("PYTHONPYCACHEPREFIX", "/tmp/dsh-allow-pycache");
-    }
+}
+
+/// No cache one call can fill for the next to run. Python's bytecode
+/// prefix was one folder in /tmp for every call: code planted there ran in
+/// a later call with that call's grants. Python now writes no bytecode
+/// (it still reads what is beside the sources, which only their owner
+/// writes; an import's cache write in the workspace would need delete
+/// there anyway), and Node keeps no compile cache.
+fn no_shared_caches() {
+    std::env::remove_var("PYTHONPYCACHEPREFIX");
+    std::env::set_var("PYTHONDONTWRITEBYTECODE", "1");
+    std::env::remove_var("NODE_COMPILE_CACHE");
+    std::env::set_var("NODE_DISABLE_COMPILE_CACHE", "1");
 }
 
 /// `git [opts] init [opts]` in the directory the script starts in: no `cd`

@@ -29,9 +29,14 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
     let mut out = Vec::new();
     for root in roots {
         let git = format!("{root}/.git");
-        // A worktree's `.git` is a file naming the real folder elsewhere;
-        // only a folder of our own is shut here (README: Known limits).
-        if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        let Ok(meta) = std::fs::symlink_metadata(&git) else { continue };
+        // A worktree's or submodule's `.git` is a file naming the real
+        // folder (`gitdir: …`): rewritten, it sends the user's next git
+        // run to a folder of the writer's choosing.
+        if meta.is_file() {
+            out.push(git.clone());
+        }
+        if !meta.is_dir() {
             continue;
         }
         // A `.git` with no HEAD is not a repository yet: `git init` is about
@@ -40,13 +45,29 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         if !initialised && gits_own(req, &git) {
             continue;
         }
+        // Submodules' `.git` files, wherever .gitmodules puts them.
+        out.extend(submodule_gitdirs(&root));
+        if !gits_own(req, &git) && !req.names(&git) {
+            // Not git's own call, and no rule or grant names the repository
+            // (one on the workspace does not): nothing in it is this call's
+            // to change. Shutting all of `.git` closes every door git
+            // reads through (config, hooks, `commondir`, `modules/*`,
+            // `worktrees/*`, `info/`, `objects/info/alternates`) with one
+            // mount — an allow-list of nothing, where git's own calls keep
+            // the grant that lets them write (below).
+            out.push(git.clone());
+            if Path::new(&format!("{root}/.gitmodules")).exists() && !req.names(&format!("{root}/.gitmodules")) {
+                out.push(format!("{root}/.gitmodules"));
+            }
+            continue;
+        }
         // A hooks folder that is not there could be made and filled:
         // make it empty first so it can be shut.
         let hooks = format!("{git}/hooks");
         if !Path::new(&hooks).exists() {
             let _ = std::fs::create_dir(&hooks);
         }
-        for rel in crate::policy::baseline::REPOSITORY_SURFACES {
+        for rel in crate::policy::baseline::REPOSITORY_SURFACES.iter().chain(GITS_OWN_SHUT) {
             let p = format!("{root}/{rel}");
             if Path::new(&p).exists() && !req.names(&p) {
                 out.push(p);
@@ -54,6 +75,25 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Under git's own call, besides hooks and config: where git looks for
+/// its shared folder (a linked worktree's `commondir`) and an object store
+/// elsewhere. git writes neither in a line that hides nothing.
+const GITS_OWN_SHUT: &[&str] = &[".git/commondir", ".git/objects/info/alternates"];
+
+/// The `.git` files of the submodules `.gitmodules` lists (`path = …`).
+fn submodule_gitdirs(root: &str) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(format!("{root}/.gitmodules")) else { return Vec::new() };
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "path").then(|| v.trim().trim_matches('"').to_string())
+        })
+        .filter(|p| !p.is_empty() && !p.split('/').any(|c| c == ".."))
+        .map(|p| format!("{root}/{p}/.git"))
+        .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_file()))
+        .collect()
 }
 
 /// The folder holding the nearest `.git` at or above `dir`.
@@ -143,6 +183,30 @@ pub fn enter_namespace() -> Result<(), String> {
         let root = c"/";
         if libc::mount(std::ptr::null(), root.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
             return Err(err("making the mount namespace private"));
+        }
+    }
+    Ok(())
+}
+
+/// Mount a new instance of devpts over /dev/pts (and its `ptmx` over
+/// /dev/ptmx), in the namespace [`enter_namespace`] made: a process of the
+/// call then finds no other terminal there to read keystrokes from or
+/// write into, while `script`, `expect` or a test's pty still get their
+/// own.
+#[cfg(target_os = "linux")]
+pub fn private_terminals() -> Result<(), String> {
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: NUL-terminated strings and flags.
+    unsafe {
+        if libc::mount(c"devpts".as_ptr(), c"/dev/pts".as_ptr(), c"devpts".as_ptr(), libc::MS_NOSUID | libc::MS_NOEXEC, c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast()) != 0 {
+            return Err(err("mounting a private /dev/pts"));
+        }
+    }
+    // Where /dev/ptmx is a link to pts/ptmx (containers), it already leads there.
+    if std::fs::symlink_metadata("/dev/ptmx").is_ok_and(|m| !m.file_type().is_symlink()) {
+        // SAFETY: as above.
+        if unsafe { libc::mount(c"/dev/pts/ptmx".as_ptr(), c"/dev/ptmx".as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) } != 0 {
+            return Err(err("binding the private ptmx"));
         }
     }
     Ok(())

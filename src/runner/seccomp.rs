@@ -218,6 +218,17 @@ pub fn answer(listener: RawFd, id: u64, result: Result<i64, i32>) {
     unsafe { libc::ioctl(listener, IOCTL_NOTIF_SEND as _, &resp as *const NotifResp) };
 }
 
+/// Let notification `id`'s call run as the caller made it. Only where a
+/// later check stands behind it: the kernel reads the call's arguments
+/// again (for a signal, Landlock's scope judges the target once more).
+pub fn let_run(listener: RawFd, id: u64) {
+    let resp = NotifResp { id, val: 0, error: 0, flags: SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+    // SAFETY: as above.
+    unsafe { libc::ioctl(listener, IOCTL_NOTIF_SEND as _, &resp as *const NotifResp) };
+}
+
+const SECCOMP_USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+
 pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }

@@ -180,6 +180,17 @@ impl Judge {
     }
 
     fn tree_holds(&self, inodes: &BTreeSet<u64>) -> bool {
+        self.tree_any(|pid| socket_inodes(pid).iter().any(|i| inodes.contains(i)))
+    }
+
+    /// Whether a process belongs to this call (a thread: its process).
+    pub fn in_call(&self, pid: i32) -> bool {
+        let pid = thread_group_of(pid).unwrap_or(pid);
+        self.tree_any(|p| p == pid)
+    }
+
+    /// Whether any process of this call satisfies `f`.
+    fn tree_any(&self, f: impl Fn(i32) -> bool) -> bool {
         let mut seen = BTreeSet::new();
         let mut todo: Vec<i32> = match &self.tree {
             Some(listed) => listed.iter().filter(|p| p.alive()).map(|p| p.pid).collect(),
@@ -189,7 +200,7 @@ impl Judge {
             if !seen.insert(pid) {
                 continue;
             }
-            if socket_inodes(pid).iter().any(|i| inodes.contains(i)) {
+            if f(pid) {
                 return true;
             }
             todo.extend(children_of(pid));
@@ -296,6 +307,12 @@ pub fn children_of(pid: i32) -> Vec<i32> {
         }
     }
     out
+}
+
+/// The process a thread belongs to.
+pub fn thread_group_of(tid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// A process's start time (clock ticks since boot), field 22 of its stat.

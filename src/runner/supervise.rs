@@ -37,6 +37,14 @@ pub fn filter_lines() -> Vec<Line> {
         // header the filter cannot read: refused (a plain connect works).
         Line { nr: libc::SYS_sendmsg, when: When::AnyBit { arg: 2, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
         Line { nr: libc::SYS_sendmmsg, when: When::AnyBit { arg: 3, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
+        // Signals: Landlock's scope refuses those to processes outside the
+        // call (ABI 6); the supervisor sees them first to name a refusal.
+        Line { nr: libc::SYS_kill, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_tkill, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_tgkill, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_rt_sigqueueinfo, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_rt_tgsigqueueinfo, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_pidfd_send_signal, when: When::Always, action: Action::Notify },
         // A line pushed into a terminal's input, or the console's.
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCSTI as u32 }, action: eperm },
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCLINUX as u32 }, action: eperm },
@@ -354,7 +362,7 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     let (addr_at, addr_len) = match n.data.nr as i64 {
         libc::SYS_connect => (a[1], a[2] as u32 as usize),
         libc::SYS_sendto => (a[4], a[5] as u32 as usize),
-        _ => return seccomp::answer(listener, n.id, Err(libc::ENOSYS)),
+        _ => return signal(listener, &n, judge),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
         return seccomp::answer(listener, n.id, Err(libc::EINVAL));
@@ -412,6 +420,41 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     } else {
         work();
     }
+}
+
+/// A signal: to a process of this call (or a group, or everyone: the
+/// kernel sends only to those it may) it runs, and Landlock's scope judges
+/// it again; to one process outside the call it is refused here, EPERM as
+/// Landlock's own refusal, with a line that names it.
+fn signal(listener: RawFd, n: &Notif, judge: &Judge) {
+    let a = n.data.args;
+    let (target, sig) = match n.data.nr as i64 {
+        libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
+        libc::SYS_tkill => (super::sockets::thread_group_of(a[0] as i32).unwrap_or(a[0] as i32), a[1] as i32),
+        libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (a[0] as i32, a[2] as i32),
+        libc::SYS_pidfd_send_signal => (pidfd_target(n.pid, a[0] as i32).unwrap_or(0), a[1] as i32),
+        _ => return seccomp::answer(listener, n.id, Err(libc::ENOSYS)),
+    };
+    if target <= 0 || judge.in_call(target) {
+        return seccomp::let_run(listener, n.id);
+    }
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    if sig != 0 {
+        eprintln!("{REFUSED}signal {sig} to pid {target} ({}): a process outside this call ({})", comm_of(target), program_of(n.pid));
+    }
+    seccomp::answer(listener, n.id, Err(libc::EPERM));
+}
+
+/// The process a caller's pidfd names (its fdinfo's `Pid:` line).
+fn pidfd_target(tid: u32, fd: i32) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{fd}")).ok()?;
+    info.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|v| v.trim().parse().ok())
+}
+
+fn comm_of(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_else(|_| "gone".into())
 }
 
 /// Datagrams and a Fast Open's first bytes fit well under this.
@@ -493,8 +536,7 @@ fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
 }
 
 fn thread_group(tid: u32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+    super::sockets::thread_group_of(tid as i32)
 }
 
 fn nonblocking(fd: &OwnedFd) -> bool {
