@@ -1,7 +1,10 @@
-//! Archives and compressors: what `unzip`, `zip` and gzip-like tools
-//! read, create and replace.
+//! Archives and compressors: what `tar`, `unzip`, `zip` and gzip-like
+//! tools read, create and replace.
 
-use super::*;
+use super::sink::Sink;
+use super::split::{option_arg, Split};
+use crate::policy::capability::Capability::{self, *};
+use crate::shell::parse::{Arg, Cwd};
 
 /// `unzip`: the archive read, names made in the target folder.
 #[inline(never)]
@@ -77,6 +80,81 @@ pub(super) fn compress(name: &str, s: &Split, sink: &mut Sink) {
         }
         if !keep {
             sink.path(op, Delete);
+        }
+    }
+}
+
+fn compress_suffix(name: &str) -> &'static str {
+    match name {
+        "bzip2" | "bunzip2" => ".bz2",
+        "xz" | "unxz" => ".xz",
+        "zstd" | "unzstd" => ".zst",
+        "lz4" => ".lz4",
+        _ => ".gz",
+    }
+}
+
+/// `tar`: members read into an archive it fills, or names the archive
+/// holds extracted.
+#[inline(never)]
+pub(super) fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
+    // Old style: the first word is a bundle of mode letters without a dash.
+    let bundle = args.first().and_then(Arg::literal).filter(|t| !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic())).unwrap_or("");
+    let letters: String = s
+        .options
+        .iter()
+        .filter(|(o, _, _)| o.starts_with('-') && !o.starts_with("--"))
+        .map(|(o, _, _)| o[1..].to_string())
+        .collect::<String>()
+        + bundle;
+    let long = |n: &str| s.has(&[n]);
+    let create = letters.contains('c') || long("--create");
+    let extract = letters.contains('x') || long("--extract") || long("--get");
+    let append = letters.contains('r') || letters.contains('u') || letters.contains('A') || long("--append") || long("--update") || long("--catenate") || long("--concatenate") || long("--delete");
+    let mut archive: Option<Arg> = s.values(&["-f", "--file"]).first().map(|v| option_arg("--file", &v));
+    let mut operands: Vec<&Arg> = s.operands.clone();
+    if !bundle.is_empty() {
+        operands.remove(0);
+        if bundle.contains('f') && archive.is_none() && !operands.is_empty() {
+            archive = Some(operands.remove(0).clone());
+        }
+    }
+    let dir = s.values(&["-C", "--directory"]).first().map(|v| option_arg("--directory", &v));
+    if create || append {
+        if let Some(a) = &archive {
+            sink.fill(a);
+        }
+        let base_cwd;
+        let members_cwd = match (&dir, sink.cwd.0.as_ref()) {
+            (None, _) => sink.cwd,
+            (Some(Arg::Literal(d)), Some(_)) => {
+                base_cwd = sink.chdir(d);
+                &base_cwd
+            }
+            _ => {
+                base_cwd = Cwd(None);
+                &base_cwd
+            }
+        };
+        let mut inner = Sink { cx: sink.cx, cwd: members_cwd, out: sink.out };
+        let removes = long("--remove-files");
+        for m in operands {
+            if long("--delete") {
+                continue; // member names inside the archive
+            }
+            inner.path(m, Read);
+            if removes {
+                inner.path(m, Delete);
+            }
+        }
+    } else {
+        if let Some(a) = &archive {
+            sink.path(a, Read);
+        }
+        if extract {
+            let unlinks = letters.contains('U') || long("--unlink-first") || long("--recursive-unlink");
+            let caps: &[Capability] = if unlinks { &[Create, Write, Delete] } else { &[Create, Write] };
+            sink.unknown_names_in(dir.as_ref(), caps, "tar extracts names the archive holds");
         }
     }
 }

@@ -6,7 +6,8 @@
 //! to build or a folder to mount, and is asked every time unless the user
 //! stored a command grant for the client.
 
-use super::{Arg, Sink, Unseen};
+use super::sink::{Sink, Unseen};
+use crate::shell::parse::Arg;
 
 /// Global options of the clients that take a value.
 const GLOBAL_VALUES: &[&str] = &[

@@ -2,7 +2,11 @@
 //! edits replace the file through a temp file beside it (program-bound
 //! create and delete); scripts that open files or run code are opaque.
 
-use super::*;
+use super::sink::{Sink, Unseen};
+use super::split::{option_arg, Split};
+use crate::paths;
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
 
 /// `sed`: files read, and edited in place with `-i`; scripts that open files are opaque.
 #[inline(never)]
@@ -57,7 +61,7 @@ pub(super) fn vim(name: &str, s: &Split, sink: &mut Sink) {
             sink.fill(op);
         }
         let why = format!("{name} keeps swap and backup files beside the file and saves by renaming");
-        renames_beside(sink, name, op, &why);
+        sink.renames_beside(name, op, &why);
     }
 }
 
@@ -154,4 +158,63 @@ pub(super) fn plain_sed(script: &str) -> bool {
         }
     }
     true
+}
+
+/// The commands a vim run is given (`-c`, `--cmd`, `+cmd`) may write or
+/// run any file (`:w FILE`, `:!cmd`, `:call system()`), and a script,
+/// vimrc or key file (`-S`, `-u`, `-s`) is not shown by the line: opaque,
+/// unless every command is one that names no file and runs nothing.
+fn vim_commands(name: &str, s: &Split, sink: &mut Sink) {
+    let plain_rc = |v: &Arg| v.literal().is_some_and(|p| matches!(p, "NONE" | "NORC" | "DEFAULTS"));
+    let scripts = !s.values(&["-S"]).is_empty() || s.values(&["-u", "-U"]).iter().any(|v| !plain_rc(v));
+    // `-s` is silent mode for ex (and with -e/-E); otherwise it names a file of keys.
+    let keys = s.short('s') && !(name == "ex" || s.short('e') || s.short('E'));
+    let mut commands: Vec<String> = s.values(&["-c", "--cmd"]).iter().map(|v| v.text().to_string()).collect();
+    commands.extend(s.operands.iter().filter_map(|op| op.text().strip_prefix('+')).map(str::to_string));
+    if scripts || keys || !commands.iter().all(|c| vim_command_is_plain(c)) {
+        sink.opaque(format!("{name} is given commands or a script that may write or run files the line does not show"));
+    }
+}
+
+/// An Ex command line (`|`-separated) that names no file and runs nothing:
+/// write/quit forms without a file name, substitutions without `\=`, `g`/`v`
+/// over such a command, line edits, and a few buffer options.
+fn vim_command_is_plain(line: &str) -> bool {
+    const OPTIONS: &[&str] = &[
+        "ff", "fileformat", "et", "expandtab", "noet", "noexpandtab", "ts", "tabstop", "sw", "shiftwidth", "sts", "softtabstop", "tw", "textwidth",
+        "ft", "filetype", "fenc", "fileencoding", "bomb", "nobomb", "eol", "noeol", "fixeol", "nofixeol", "fixendofline", "nofixendofline",
+        "ai", "autoindent", "noai", "noautoindent", "paste", "nopaste", "ic", "ignorecase", "noic", "noignorecase", "nu", "number", "nonu", "nonumber",
+    ];
+    line.split('|').all(|cmd| {
+        let cmd = cmd.trim().trim_start_matches(':');
+        let cmd = cmd.trim_start_matches(|c: char| "%.$,;0123456789+- ".contains(c));
+        if cmd.is_empty() {
+            return true;
+        }
+        let word: String = cmd.chars().take_while(char::is_ascii_alphabetic).collect();
+        let rest = cmd[word.len()..].trim_start_matches('!').trim();
+        match word.as_str() {
+            "w" | "write" | "wq" | "x" | "xit" | "exit" | "q" | "quit" | "qa" | "qall" | "quitall" | "wa" | "wall" | "wqa" | "wqall" | "xa" | "xall" | "up"
+            | "update" | "noh" | "nohlsearch" | "d" | "delete" | "retab" | "j" | "join" | "le" | "left" | "ri" | "right" | "ce" | "center" | "y" | "yank"
+            | "u" | "undo" | "red" | "redo" => rest.is_empty() || rest.bytes().all(|b| b.is_ascii_digit() || b == b' '),
+            "s" | "substitute" => !rest.contains("\\="),
+            "g" | "global" | "v" | "vglobal" => {
+                let mut chars = rest.chars();
+                let Some(delim) = chars.next().filter(|d| !d.is_alphanumeric() && *d != '\\' && *d != '"' && *d != '|') else { return false };
+                let body = chars.as_str();
+                let mut escaped = false;
+                let end = body.char_indices().find(|&(_, c)| {
+                    let hit = c == delim && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    hit
+                });
+                end.is_some_and(|(at, _)| vim_command_is_plain(&body[at + delim.len_utf8()..]))
+            }
+            "set" | "se" | "setlocal" | "setl" => rest.split_whitespace().all(|o| {
+                let (option, value) = o.split_once(['=', ':']).unwrap_or((o, ""));
+                OPTIONS.contains(&option.trim_end_matches(['!', '&', '^', '+', '-'])) && !value.contains(['/', '`', '$'])
+            }),
+            _ => false,
+        }
+    })
 }

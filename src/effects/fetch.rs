@@ -1,7 +1,10 @@
 //! Downloaders: the files `curl` and `wget` write, upload or read as
 //! their options name them.
 
-use super::*;
+use super::sink::Sink;
+use super::split::{option_arg, Split};
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
 
 /// `curl`: outputs, uploads, config and cookie files its options name.
 #[inline(never)]
@@ -77,4 +80,13 @@ pub(super) fn wget(s: &Split, sink: &mut Sink) {
         let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", &v));
         sink.unknown_names_in(prefix.as_ref(), &[Create, Write], "wget names the file after the URL");
     }
+}
+
+/// The file name a URL ends in, as `curl -O` names its output.
+fn url_file_name(url: &str) -> Option<&str> {
+    let path = url.split(['?', '#']).next()?;
+    let after_host = path.split_once("://").map(|(_, r)| r).unwrap_or(path);
+    let (_, p) = after_host.split_once('/')?;
+    let name = p.rsplit('/').next()?;
+    (!name.is_empty()).then_some(name)
 }

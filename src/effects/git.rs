@@ -3,7 +3,12 @@
 //! make earlier history unrecoverable, and the repositories below the
 //! workspace root whose lock files git keeps.
 
-use super::{git_paths, git_worktree, option_arg, split, Arg, Capability::*, Cwd, PathKind, Sink, Unseen};
+use super::sink::{Sink, Unseen};
+use super::split::{option_arg, split};
+use super::{git_paths, git_worktree};
+use crate::host::PathKind;
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::{Arg, Cwd};
 use crate::paths;
 
 /// git: the worktree-rewriting subcommands replace tracked files (unlink

@@ -4,7 +4,11 @@
 //! repository or worktree named by `--git-dir` / `--work-tree`. Git's own
 //! state inside the workspace's `.git` is tool state (`src/baseline.rs`).
 
-use super::{create_or_write, split, writers::folder_of, Arg, Capability::*, Sink, Unseen};
+use super::sink::{create_or_write, Sink, Unseen};
+use super::split::split;
+use super::writers::{self, folder_of};
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
 use crate::paths;
 
 /// Options of `git init` that take a value.
@@ -160,7 +164,7 @@ fn init(rest: &[Arg], git_dir: Option<&Arg>, sink: &mut Sink) {
         sink.computed(Create, format!("`{}` is computed", dir.text()));
         return;
     };
-    super::writers::missing_ancestors(sink, &Arg::Literal(format!("{}/x", d.trim_end_matches('/'))));
+    writers::missing_ancestors(sink, &Arg::Literal(format!("{}/x", d.trim_end_matches('/'))));
     let separate = s.values(&["--separate-git-dir"]).into_iter().next().or_else(|| git_dir.cloned());
     match separate {
         Some(repo) => {

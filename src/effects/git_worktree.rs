@@ -12,7 +12,11 @@
 //! `clear`, `mv -f` lose work nothing keeps. They keep asking, and the card
 //! says what would be lost.
 
-use super::{split, Arg, Capability::*, PathKind, Sink, Unseen};
+use super::sink::{Sink, Unseen};
+use super::split::split;
+use crate::host::PathKind;
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
 use crate::paths;
 
 /// What `git SUB REST` does to the worktree (`mv`'s operands included).

@@ -7,7 +7,10 @@
 //! download first (`npx`). The project's own code they run (build and
 //! lifecycle scripts, tests) is the kernel's business, as a script's is.
 
-use super::{create_or_write, run, split, Arg, Capability::*, Sink, Split};
+use super::sink::{create_or_write, Sink};
+use super::split::{split, Split};
+use crate::policy::capability::Capability::{self, *};
+use crate::shell::parse::Arg;
 
 /// Judges `name ARGS…`.
 #[inline(never)]
@@ -58,7 +61,7 @@ fn home(sink: &Sink, rest: &str) -> Arg {
 }
 
 /// Files and folders made under `dir` with names the tool chooses.
-fn under(sink: &mut Sink, dir: &Arg, caps: &[super::Capability], why: &str) {
+fn under(sink: &mut Sink, dir: &Arg, caps: &[Capability], why: &str) {
     sink.unknown_names_in(Some(dir), caps, why);
 }
 
@@ -297,7 +300,7 @@ fn rustup(args: &[Arg], sink: &mut Sink, depth: usize) {
         "run" => {
             let rest = args.get(at + 2..).unwrap_or(&[]);
             let from = rest.iter().position(|a| !a.text().starts_with('-')).unwrap_or(rest.len());
-            run(&rest[from..], sink.cwd, sink.cx, depth, sink.out);
+            sink.start(&rest[from..], depth);
         }
         "install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "self" | "set" | "override" => {
             let dir = home(sink, ".rustup");
@@ -348,7 +351,7 @@ fn go(args: &[Arg], sink: &mut Sink) {
         sink.fill(&f);
     }
     for program in value(&["exec", "toolexec"]) {
-        super::nested_program(&program, sink, 0);
+        sink.shell_program(&program, 0);
     }
     let outdir = value(&["outputdir"]).into_iter().next();
     if let Some(d) = &outdir {
@@ -504,7 +507,7 @@ fn bundle(args: &[Arg], sink: &mut Sink, depth: usize) {
     match args[at].text() {
         "exec" => {
             let from = rest.iter().position(|a| !a.text().starts_with('-')).unwrap_or(rest.len());
-            run(&rest[from..], sink.cwd, sink.cx, depth, sink.out);
+            sink.start(&rest[from..], depth);
         }
         "install" | "update" | "add" => {
             let s = split(rest, &["--path", "--gemfile", "-j", "--jobs", "--retry", "--without", "--with", "--binstubs"]);
@@ -533,7 +536,7 @@ fn poetry(args: &[Arg], sink: &mut Sink, depth: usize) {
         "run" => {
             sink.opaque("poetry run runs the command in a virtualenv poetry chooses (by default under ~/.cache/pypoetry)".into());
             let from = rest.iter().position(|a| !a.text().starts_with('-')).unwrap_or(rest.len());
-            run(&rest[from..], sink.cwd, sink.cx, depth, sink.out);
+            sink.start(&rest[from..], depth);
         }
         "new" => {
             if let Some(p) = s.operands.first() {

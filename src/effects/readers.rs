@@ -1,7 +1,13 @@
 //! Readers and filters: the operands they read, and the few files their
 //! options write (`sort -o`, `jq`/`yq -i`, `uniq`'s output operand).
 
-use super::*;
+use super::sink::Sink;
+use super::split::{option_arg, Split};
+use super::writers;
+use crate::host::PathKind;
+use crate::paths;
+use crate::policy::capability::Capability::{self, *};
+use crate::shell::parse::Arg;
 
 /// `file -C`: compiles the magic files into NAME.mgc in the working directory.
 #[inline(never)]
@@ -142,16 +148,16 @@ pub(super) fn opaque(name: &str, s: &Split, sink: &mut Sink) {
 
 /// `yq`: files read, written in place with `-i`.
 #[inline(never)]
-pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
+pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
-    operands(Role::Jq, name, s, args, sink, depth);
+    jq(s, args, sink);
     // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
     let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
     let filter = usize::from(!s.has(&["-f", "--from-file"]));
     if s.short('i') || s.has(&["--in-place", "--inplace"]) {
         for f in ops.iter().skip(sub + filter) {
             sink.path(f, Write);
-            in_place_replace(sink, name, f);
+            sink.in_place_replace(name, f);
         }
     }
     if s.has(&["--split-exp"]) {
@@ -217,4 +223,48 @@ fn names_secret(spelled: &str, sink: &Sink) -> bool {
         let named = sensitive(&at) || ((spelled.contains('/') || base != cx.cwd) && sensitive(&cx.host.canonical(&at)));
         named && cx.host.kind(&at) != PathKind::Missing
     })
+}
+
+/// gawk's options before the program: a program or library from a file
+/// (`-f`, `-i`, `-E`, `-l`) is not shown by the line; `-o`, `-p` and `-d`
+/// write a file (attached, or `awkprof.out` / `awkvars.out` in the working
+/// directory).
+fn awk_options(name: &str, args: &[Arg], sink: &mut Sink) {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text();
+        i += 1;
+        if t == "--" || !t.starts_with('-') || t == "-" {
+            break;
+        }
+        let (key, attached) = match t.strip_prefix("--") {
+            Some(long) => match long.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (long.to_string(), None),
+            },
+            None => {
+                let mut letters = t[1..].chars();
+                let key = letters.next().map(String::from).unwrap_or_default();
+                (key, Some(letters.as_str().to_string()).filter(|v| !v.is_empty()))
+            }
+        };
+        match key.as_str() {
+            "f" | "file" | "i" | "include" | "E" | "exec" | "l" | "load" => {
+                sink.opaque(format!("{name} runs a program or library from a file the line does not show"));
+                i += usize::from(attached.is_none());
+            }
+            "v" | "assign" | "F" | "field-separator" | "W" => i += usize::from(attached.is_none()),
+            "o" | "pretty-print" | "p" | "profile" => sink.fill(&Arg::Literal(attached.unwrap_or_else(|| "awkprof.out".into()))),
+            "d" | "dump-variables" => sink.fill(&Arg::Literal(attached.unwrap_or_else(|| "awkvars.out".into()))),
+            "e" | "source" => break,
+            _ => {}
+        }
+    }
+}
+
+/// The awk program redirects output, reads with getline or runs commands.
+fn awk_touches_files(s: &Split) -> bool {
+    let program = s.operands.first().map(|a| a.text()).unwrap_or("");
+    let prints = program.contains("print");
+    program.contains("getline") || program.contains("system") || (prints && (program.contains('>') || program.contains('|')))
 }

@@ -1,9 +1,14 @@
 //! Programs that start a command their arguments spell out: after a lock
 //! file (`flock`), as a string for a shell (`script -c`, `watch`, `su -c`),
-//! or as words after a user (`runuser -u`). Each is followed to what it
+//! as words after a user (`runuser -u`), or for each match (`find -exec`). Each is followed to what it
 //! runs; what cannot be followed is opaque, never "no file".
 
-use super::{nested_program, run, Arg, Capability::*, Cwd, PathKind, Sink, Split};
+use super::sink::{Fold, Sink, Unseen};
+use super::split::Split;
+use crate::host::PathKind;
+use crate::paths;
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::{Arg, Cwd};
 
 /// Options up to the first operand, as getopt reads them with `+` (these
 /// programs stop at their first operand): `(option, value)` and where the
@@ -73,10 +78,10 @@ pub(super) fn flock(args: &[Arg], sink: &mut Sink, depth: usize) {
     match rest.first().map(Arg::text) {
         Some("-c" | "--command") => {
             if let Some(program) = rest.get(1) {
-                nested_program(program, sink, depth);
+                sink.shell_program(program, depth);
             }
         }
-        Some(_) => run(rest, sink.cwd, sink.cx, depth, sink.out),
+        Some(_) => sink.start(rest, depth),
         None => {}
     }
 }
@@ -102,7 +107,7 @@ pub(super) fn script(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
         None => {}
     }
     match s.values(&["-c", "--command"]).first() {
-        Some(program) => nested_program(program, sink, depth),
+        Some(program) => sink.shell_program(program, depth),
         None => sink.opaque("script starts an interactive shell that reads its commands from standard input".into()),
     }
 }
@@ -117,12 +122,12 @@ pub(super) fn watch(args: &[Arg], sink: &mut Sink, depth: usize) {
         return;
     }
     if opts.iter().any(|(o, _)| o == "-x" || o == "--exec") {
-        run(rest, sink.cwd, sink.cx, depth, sink.out);
+        sink.start(rest, depth);
         return;
     }
     let words: Option<Vec<&str>> = rest.iter().map(Arg::literal).collect();
     match words {
-        Some(words) => nested_program(&Arg::Literal(words.join(" ")), sink, depth),
+        Some(words) => sink.shell_program(&Arg::Literal(words.join(" ")), depth),
         None => sink.opaque("watch joins a computed command line and runs it with sh -c".into()),
     }
 }
@@ -146,7 +151,7 @@ pub(super) fn switch_user(name: &str, args: &[Arg], sink: &mut Sink, depth: usiz
     if name == "runuser" && value_of(&opts, &["-u", "--user"]).is_some() {
         let rest = &args[i..];
         if !rest.is_empty() {
-            run(rest, &cwd, inner.cx, depth, inner.out);
+            inner.start(rest, depth);
         } else {
             inner.opaque("runuser -u without a command starts the user's shell".into());
         }
@@ -160,8 +165,80 @@ pub(super) fn switch_user(name: &str, args: &[Arg], sink: &mut Sink, depth: usiz
     });
     match program {
         Some(p) if p.text().contains('~') => inner.opaque(format!("{name} runs `{}` as another user, whose `~` the line does not name", p.text())),
-        Some(p) => nested_program(&p, &mut inner, depth),
+        Some(p) => inner.shell_program(&p, depth),
         None if after_user.is_empty() => inner.opaque(format!("{name} starts a shell that reads its commands from standard input")),
         None => inner.opaque(format!("{name} passes these words to the user's shell")),
+    }
+}
+
+/// `find START… EXPR`: the start points read, `-delete` and `-exec`'s
+/// command computed under them, `-fprint` files filled.
+#[inline(never)]
+pub(super) fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
+    // Start points come before the first expression word.
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text();
+        if t.starts_with('-') || t == "(" || t == "!" {
+            // -D LIST and -O<level> come before the starting points too.
+            if t == "-D" && starts.is_empty() {
+                i += 2;
+                continue;
+            }
+            if (matches!(t, "-H" | "-L" | "-P") || (t.starts_with("-O") && t.len() > 2)) && starts.is_empty() {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        starts.push(&args[i]);
+        i += 1;
+    }
+    let default_start = Arg::Literal(".".into());
+    if starts.is_empty() {
+        starts.push(&default_start);
+    }
+    for s in &starts {
+        sink.path(s, Read);
+    }
+    let scope_of = |sink: &Sink| -> Vec<String> {
+        let mut scope = Vec::new();
+        for s in &starts {
+            if let (Some(t), Some(ds)) = (s.literal(), sink.dirs()) {
+                for d in ds {
+                    scope.push(paths::absolute(d, t, sink.cx.home));
+                }
+            }
+        }
+        scope
+    };
+    while i < args.len() {
+        let t = args[i].text();
+        i += 1;
+        match t {
+            "-delete" => {
+                let scope = scope_of(sink);
+                sink.out.unseen.push(Unseen::Computed { capability: Delete, scope, reason: "find -delete removes what it matches".into() });
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                if let Some(f) = args.get(i) {
+                    sink.fill(f);
+                }
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let end = args[i..].iter().position(|a| matches!(a.text(), ";" | "+")).map(|p| i + p).unwrap_or(args.len());
+                // `{}` stands for each match: the command's path effects are computed.
+                let argv: Vec<Arg> = args[i..end]
+                    .iter()
+                    .map(|a| if a.text().contains("{}") { Arg::Computed { text: a.text().to_string() } } else { a.clone() })
+                    .collect();
+                let scope = scope_of(sink);
+                let cwd = sink.cwd.clone();
+                sink.start_in(cwd, &argv, depth, Fold::ComputedUnder(scope));
+                i = end + 1;
+            }
+            _ => {}
+        }
     }
 }

@@ -5,7 +5,10 @@
 //! starts outside this process tree.
 
 use super::starts::leading_options;
-use super::{split, Arg, Capability::*, Sink, Unseen};
+use super::sink::{Sink, Unseen};
+use super::split::split;
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
 use crate::paths;
 
 /// Compiler options whose value is the next word (gcc and clang spell

@@ -5,7 +5,10 @@
 //! Where the names are the program's own, the folder they land in is known
 //! and the effect is computed there.
 
-use super::{create_or_write, option_arg, renames_beside, split, Arg, Capability::*, Cwd, Sink, Split, Unseen};
+use super::sink::{create_or_write, Sink, Unseen};
+use super::split::{option_arg, split, Split};
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::{Arg, Cwd};
 
 /// The folder a name made from `prefix` lands in: the prefix itself when it
 /// ends in `/`, else its parent as spelled.
@@ -112,7 +115,7 @@ pub(super) fn patch(s: &Split, sink: &mut Sink) {
                 inner.path(t, Read);
             }
             inner.fill(t);
-            renames_beside(&mut inner, "patch", t, "patch writes a temp file beside the file it patches and renames or removes it");
+            inner.renames_beside("patch", t, "patch writes a temp file beside the file it patches and renames or removes it");
         }
         None => {
             inner.unknown_names_in(None, &[Create, Write], "patch changes the files its diff names");
@@ -264,7 +267,7 @@ fn cpio(args: &[Arg], sink: &mut Sink) {
         sink.path(&v, Read);
     }
     for v in s.values(&["--rsh-command"]) {
-        super::nested_program(&v, sink, 0);
+        sink.shell_program(&v, 0);
     }
     let archive: Vec<Arg> = s.values(&["-F", "--file", "-O", "-I"]);
     if s.short('o') || s.has(&["--create"]) {

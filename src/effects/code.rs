@@ -1,0 +1,127 @@
+//! Programs that run code: shells (`bash script.sh`, `bash -c WORD`,
+//! whose literal program is read like the line itself) and interpreters,
+//! whose inline code (`python3 -c`, `node -e`, `-m MODULE`) is opaque and
+//! whose script is read, not executed.
+
+use super::packages;
+use super::sink::{create_or_write, Sink};
+use super::split::{split, Split};
+use crate::policy::capability::Capability::*;
+use crate::shell::parse::Arg;
+
+/// `bash [-c PROGRAM | SCRIPT]`, and the other shells.
+#[inline(never)]
+pub(super) fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(pos) = args.iter().position(|a| a.literal().is_some_and(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'))) else {
+        // `bash script.sh [args]` reads the script; the kernel bounds what it does.
+        match s.operands.first() {
+            Some(script) => sink.path(script, Read),
+            None => sink.opaque("a shell reading its commands from standard input".into()),
+        }
+        return;
+    };
+    match args.get(pos + 1) {
+        Some(program) => sink.shell_program(program, depth),
+        None => sink.opaque("a shell -c without a program".into()),
+    }
+}
+
+/// Python's `-m MODULE`, `-mMODULE` or a cluster of flags ending in it
+/// (`-Im pytest`, `-um http.server`): the module and the words after it.
+fn python_module<'a>(name: &str, t: &str, after: &'a [Arg]) -> Option<(Arg, &'a [Arg])> {
+    let cluster = t.strip_prefix('-').filter(|c| name.starts_with("python") && !c.starts_with('-'))?;
+    let at = cluster.find('m')?;
+    // Only flags that take no value may come before it.
+    if !cluster[..at].chars().all(|c| "bBdEhiIOPqRsSuvVx".contains(c)) {
+        return None;
+    }
+    match &cluster[at + 1..] {
+        "" => Some((after.first()?.clone(), &after[1..])),
+        attached => Some((Arg::Literal(attached.to_string()), after)),
+    }
+}
+
+/// Interpreters: inline code opaque, a script read.
+#[inline(never)]
+pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
+    let inline: &[&str] = match name {
+        "node" | "nodejs" | "deno" | "bun" => &["-e", "--eval", "-p", "--print"],
+        "perl" | "ruby" => &["-e", "-E"],
+        "php" => &["-r"],
+        "lua" => &["-e"],
+        "Rscript" => &["-e"],
+        "osascript" => &["-e"],
+        "pwsh" | "powershell" => &["-c", "-Command", "-command", "-EncodedCommand"],
+        _ => &["-c"],
+    };
+    // Options that take the next word as their value, per interpreter: that
+    // word is not the script (it is judged as a read all the same). A word
+    // starting with `-` is never taken as a value: it may be `-c`.
+    let takes_value: &[&str] = match name {
+        n if n.starts_with("python") => &["-W", "-X", "--check-hash-based-pycs"],
+        "node" | "nodejs" | "deno" | "bun" => &["-r", "--require", "--import", "--loader", "--input-type", "-C", "--conditions"],
+        "ruby" => &["-I", "-r"],
+        _ => &[],
+    };
+    let mut value_next = false;
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text();
+        if std::mem::take(&mut value_next) && !t.starts_with('-') {
+            sink.path(a, Read);
+            continue;
+        }
+        if takes_value.contains(&t) {
+            value_next = true;
+            continue;
+        }
+        if inline.contains(&t) || (name.starts_with("python") && t.starts_with('-') && !t.starts_with("--") && t.ends_with('c') && t.len() <= 4) {
+            sink.opaque(format!("`{name} {t}` runs inline code the command line does not show"));
+            return;
+        }
+        if let Some((module, rest)) = python_module(name, t, &args[i + 1..]) {
+            // A module runs code the line does not show, as `-c` does; the
+            // ones this table reads like programs are read so.
+            match module.literal() {
+                Some("pip" | "pip3") => packages::pip(rest, sink),
+                Some("venv" | "virtualenv") => {
+                    for dir in split(rest, &["--prompt"]).operands {
+                        sink.path_with(dir, create_or_write);
+                    }
+                }
+                _ => sink.opaque(format!("`{name} -m {}` runs a module's code the command line does not show", module.text())),
+            }
+            return;
+        }
+        if name == "perl" && t.starts_with('-') && !t.starts_with("--") && t.contains('i') {
+            // perl -pi -e CODE FILES: the files are edited in place (read,
+            // written, replaced through a temp file); the code is inline.
+            let mut j = i + 1;
+            let mut files = Vec::new();
+            while j < args.len() {
+                let a = &args[j];
+                if matches!(a.text(), "-e" | "-E") {
+                    j += 2;
+                    continue;
+                }
+                if !a.text().starts_with('-') {
+                    files.push(a);
+                }
+                j += 1;
+            }
+            for f in files {
+                sink.path(f, Read);
+                sink.path(f, Write);
+                sink.in_place_replace(name, f);
+            }
+            sink.opaque(format!("`{name} {t}` edits files with inline code"));
+            return;
+        }
+        if !t.starts_with('-') {
+            // The script: read, not executed (it is not execve'd).
+            sink.path(a, Read);
+            let _ = i;
+            return;
+        }
+    }
+    sink.opaque(format!("`{name}` reading its program from standard input"));
+}
