@@ -370,8 +370,9 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 }
                 out.unknown.push(Unknown { capability: Some(*capability), reason: reason.clone(), bounded });
             }
-            Unseen::SelfGuarded { program, capabilities, scope, reason } => {
-                let grantable = hides_nothing && !scope.is_empty() && scope.iter().all(|d| inside_workspace(d, &req.workspace, host));
+            Unseen::SelfGuarded { program, capabilities, scope, reason } | Unseen::Regenerable { program, capabilities, scope, reason } => {
+                let regenerable = matches!(u, Unseen::Regenerable { .. });
+                let grantable = (hides_nothing || regenerable) && req.mode == Mode::WorkspaceWrite && !scope.is_empty() && scope.iter().all(|d| inside_workspace(d, &req.workspace, host));
                 for &cap in capabilities {
                     let (bounded, open) = bound_in(policy, scope, cwd, cap, fence_has(cap), host, why_refused, true);
                     let granted = !bounded && grantable && why_refused.is_none();

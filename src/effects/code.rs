@@ -26,6 +26,32 @@ pub(super) fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     }
 }
 
+/// `python -m compileall DIR…` / `py_compile FILE…`: reads the sources and
+/// writes their bytecode into `__pycache__` beside them, replacing an old
+/// `.pyc` through a temp file (create and delete there). The call gets
+/// that `__pycache__`, the cache and not the sources' folder: a module of
+/// the workspace named `compileall` would run instead of the real one, and
+/// may have it too — bytecode of the workspace's own sources, which it can
+/// already change. (Fenced calls write no bytecode on import: the runner
+/// turns it off.)
+fn compile_bytecode(python: &str, rest: &[Arg], sink: &mut Sink) {
+    let s = split(rest, &["-d", "-s", "-p", "-x", "-i", "-r", "-j", "-o", "--invalidation-mode", "-e"]);
+    let reason = format!("{python} -m compileall replaces bytecode in __pycache__ through a temp file and runs none of the code it compiles");
+    for op in &s.operands {
+        sink.path(op, Read);
+        let Arg::Literal(p) = op else { continue };
+        let cache = if p.ends_with(".py") {
+            match p.rfind('/') {
+                Some(i) => format!("{}/__pycache__", &p[..i]),
+                None => "__pycache__".to_string(),
+            }
+        } else {
+            format!("{}/__pycache__", p.trim_end_matches('/'))
+        };
+        sink.regenerable(python, &[Create, Write, Delete], &cache, &reason);
+    }
+}
+
 /// Python's `-m MODULE`, `-mMODULE` or a cluster of flags ending in it
 /// (`-Im pytest`, `-um http.server`): the module and the words after it.
 fn python_module<'a>(name: &str, t: &str, after: &'a [Arg]) -> Option<(Arg, &'a [Arg])> {
@@ -88,6 +114,7 @@ pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
                         sink.path_with(dir, create_or_write);
                     }
                 }
+                Some("compileall" | "py_compile") => compile_bytecode(name, rest, sink),
                 _ => sink.opaque(format!("`{name} -m {}` runs a module's code the command line does not show", module.text())),
             }
             return;

@@ -36,6 +36,10 @@ pub enum Unseen {
     /// replacing only the file it names): granted for this call alone when
     /// the line hides nothing, else asked as [`Unseen::ProgramState`].
     SelfGuarded { program: String, capabilities: Vec<Capability>, scope: Vec<String>, reason: String },
+    /// A cache `program` rewrites under `scope` that holds only what it
+    /// regenerates (bytecode): granted for this call even beside code the
+    /// line does not show, since nothing there is the user's.
+    Regenerable { program: String, capabilities: Vec<Capability>, scope: Vec<String>, reason: String },
     /// A path through one of a process's links in /proc (`path` as written):
     /// it leads wherever that process points when it runs. No rule or grant
     /// can name where, so only the kernel fence bounds it.
@@ -385,6 +389,13 @@ impl Sink<'_, '_> {
         for capability in [Create, Delete] {
             self.out.unseen.push(Unseen::ProgramState { program: program.to_string(), capability, scope: scope.clone(), reason: why.to_string() });
         }
+    }
+
+    /// A cache `program` regenerates in `dir` (relative to the working
+    /// directory): granted for the call (decide/: `Regenerable`).
+    pub(super) fn regenerable(&mut self, program: &str, capabilities: &[Capability], dir: &str, reason: &str) {
+        let scope: Vec<String> = self.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, dir, self.cx.home)).collect()).unwrap_or_default();
+        self.out.unseen.push(Unseen::Regenerable { program: program.to_string(), capabilities: capabilities.to_vec(), scope, reason: reason.to_string() });
     }
 
     /// `argv` starts here, as its own command (judged once the role returns).

@@ -215,8 +215,15 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     for g in &req.grants {
         let p = std::path::Path::new(&g.path);
         let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace && g.path != own;
-        if inside && p.file_name().is_some_and(|n| n == ".git") && g.access.grants(crate::policy::capability::Capability::Delete) && !p.exists() {
-            let _ = std::fs::create_dir_all(p);
+        // The same for a bytecode cache `python -m compileall` was granted:
+        // its first `.pyc` is renamed into place, which needs delete there.
+        let deletes = g.access.grants(crate::policy::capability::Capability::Delete);
+        if inside && deletes && !p.exists() {
+            match p.file_name().and_then(|n| n.to_str()) {
+                Some(".git") => drop(std::fs::create_dir_all(p)),
+                Some("__pycache__") if p.parent().is_some_and(|d| d.is_dir()) => drop(std::fs::create_dir(p)),
+                _ => {}
+            }
         }
     }
 }
