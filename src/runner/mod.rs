@@ -70,25 +70,32 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
-            // Before Landlock: once it applies, no mount may change.
-            let (shut, metadata) = match mount_fences(&req, &rules) {
-                Ok(m) => m,
-                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
-            };
-            let report = opts.iter().any(|o| o == "--report-fence").then(|| {
-                vec![
-                    format!("dsh-allow fence: {how}"),
-                    format!("dsh-allow persistence: {shut}"),
-                    format!("dsh-allow metadata: {metadata}"),
-                    format!("dsh-allow signals: {}", if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" }),
-                ]
-            });
             let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
+            let report = opts.iter().any(|o| o == "--report-fence");
+            // The child makes the mounts and applies Landlock: the supervisor
+            // stays outside the namespaces it enters (from inside a user
+            // namespace the host's descriptors could not be read).
+            let fence = move || -> Result<Vec<String>, (u8, String)> {
+                // Before Landlock: once it applies, no mount may change.
+                let (shut, metadata) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                linux::apply(&rules, abi)?;
+                let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
+                Ok(if report {
+                    vec![
+                        format!("dsh-allow fence: {how}"),
+                        format!("dsh-allow persistence: {shut}"),
+                        format!("dsh-allow metadata: {metadata}"),
+                        format!("dsh-allow signals: {signals}"),
+                    ]
+                } else {
+                    Vec::new()
+                })
+            };
             let child = supervise::Child {
                 argv,
                 own_session: isolate::has_terminal(),
-                fence: Box::new(move || linux::apply(&rules, abi)),
+                fence: Box::new(fence),
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };

@@ -63,6 +63,7 @@ const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
 /// gives it no rule either).
 pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
     let mut copies: Vec<(OwnedFd, OwnedFd)> = Vec::with_capacity(roots.len());
+    let mut kept: Vec<&str> = Vec::with_capacity(roots.len());
     for root in roots {
         let at = match super::linux::open_real(root) {
             Ok(fd) => fd,
@@ -79,6 +80,7 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
         }
         // SAFETY: a new descriptor, owned here.
         copies.push((at, unsafe { OwnedFd::from_raw_fd(copy as i32) }));
+        kept.push(root.as_str());
     }
     let attr = MountAttr { attr_set: MOUNT_ATTR_RDONLY, attr_clr: 0, propagation: 0, userns_fd: 0 };
     // SAFETY: a NUL-terminated path and an attribute struct of the size passed.
@@ -97,7 +99,7 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
     }
     // The roots are disjoint, so each one's descriptor still names the
     // place to put its copy back.
-    for (at, copy) in &copies {
+    for ((at, copy), root) in copies.iter().zip(&kept) {
         // SAFETY: two descriptors we own and empty NUL-terminated paths.
         let r = unsafe {
             libc::syscall(
@@ -110,7 +112,13 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
             )
         };
         if r != 0 {
-            return Err(format!("{FAILURE}: putting a writable root back: {}", std::io::Error::last_os_error()));
+            let e = std::io::Error::last_os_error();
+            // Removed since it was opened (another process cleaning a temp
+            // folder whose entries are roots): nothing to put back.
+            if e.raw_os_error() == Some(libc::ENOENT) {
+                continue;
+            }
+            return Err(format!("{FAILURE}: putting the writable root {root} back: {e}"));
         }
     }
     Ok(Some(copies.len()))

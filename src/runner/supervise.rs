@@ -82,12 +82,12 @@ pub struct Child<'a> {
     pub argv: &'a [String],
     /// Leave the user's terminal (a session of its own).
     pub own_session: bool,
-    /// Apply Landlock.
-    pub fence: Box<dyn FnOnce() -> Result<(), (u8, String)> + 'a>,
+    /// Make the mounts and apply Landlock; the lines `--report-fence` prints.
+    pub fence: Box<dyn FnOnce() -> Result<Vec<String>, (u8, String)> + 'a>,
     /// Whether a socket path is named by the call's grants (its variable is kept).
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
-    /// Lines for `--report-fence`, printed once the fence is up.
-    pub report: Option<Vec<String>>,
+    /// Whether to report the fence on standard error once it is up.
+    pub report: bool,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
@@ -149,9 +149,10 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     let cleared = super::isolate::scrub_environment(&*child.granted);
-    if let Err((code, e)) = (child.fence)() {
-        return super::fail(code, &e);
-    }
+    let lines = match (child.fence)() {
+        Ok(lines) => lines,
+        Err((code, e)) => return super::fail(code, &e),
+    };
     let listener = match seccomp::install(&seccomp::program(&filter_lines())) {
         Ok(l) => l,
         Err(libc::EBUSY) => {
@@ -174,7 +175,7 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
     if let Err(e) = super::isolate::close_inherited() {
         return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
     }
-    if let Some(lines) = child.report {
+    if child.report {
         for l in lines {
             eprintln!("{l}");
         }
