@@ -562,10 +562,10 @@ pub mod linux {
         // ABI 6: abstract unix sockets and signals reach only this call's
         // own processes (a signal to the host, SIGUSR1 opening Node's
         // inspector, or to any process outside, is refused).
-        let scopes = if abi >= 6 { Scope::AbstractUnixSocket | Scope::Signal } else { BitFlags::EMPTY };
+        // (Asked only where the kernel has them: the crate refuses an empty set.)
         let created = Ruleset::default()
             .handle_access(handled)
-            .and_then(|r| r.scope(scopes))
+            .and_then(|r| if abi >= 6 { r.scope(Scope::AbstractUnixSocket | Scope::Signal) } else { Ok(r) })
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
         let ruleset_fd: Option<OwnedFd> = created
