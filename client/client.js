@@ -33,6 +33,7 @@ window.__ModuleLoader__.load({
       audit: '/dsh-allow/audit',
       pending: '/dsh-allow/pending',
       alwaysAllow: '/dsh-allow/always-allow',
+      shown: '/dsh-allow/shown',
       coreModule: '/dsh-allow/core/web.js',
       coreWasm: '/dsh-allow/core/wasm/web/dsh_allow_bg.wasm',
     }
@@ -78,6 +79,8 @@ window.__ModuleLoader__.load({
       'detail.fence': 'The kernel fence bounds what the command line cannot show (inline code, computed paths)',
       'detail.kernel': 'denied by the kernel: {capability} {path}',
       'detail.kernelWithheld': 'denied by the kernel: {path} (its fence withheld {capabilities} there)',
+      'detail.kernelSocket': 'the fence refused a connection to {path}',
+      'detail.kernelSignal': 'the fence refused a signal to {path}',
       'missing.item': '{capability} {path}',
       'path.full': 'Full path: {path}',
       'card.strip': 'dsh-allow is waiting for your decision',
@@ -137,6 +140,8 @@ window.__ModuleLoader__.load({
       'detail.fence': '命令行看不到的部分(内联代码、运行时算出的路径)由内核围栏约束',
       'detail.kernel': '被内核拒绝:{capability} {path}',
       'detail.kernelWithheld': '被内核拒绝:{path}(该调用的围栏在此未授予 {capabilities})',
+      'detail.kernelSocket': '围栏拒绝了到 {path} 的连接',
+      'detail.kernelSignal': '围栏拒绝了发往 {path} 的信号',
       'missing.item': '{capability} {path}',
       'path.full': '完整路径:{path}',
       'card.strip': 'dsh-allow 正在等待你的决定',
@@ -301,7 +306,9 @@ window.__ModuleLoader__.load({
       }
       ;(row.kernel || []).forEach(function (k) {
         var path = shortPath(k.path, places)
-        var text = !k.capability && (k.withheld || []).length > 0
+        var text = k.door === 'socket' ? t('detail.kernelSocket', { path: path })
+          : k.door === 'signal' ? t('detail.kernelSignal', { path: path })
+          : !k.capability && (k.withheld || []).length > 0
           ? t('detail.kernelWithheld', { path: path, capabilities: k.withheld.join(t('list.separator')) })
           : t('detail.kernel', { capability: k.capability || '?', path: path })
         parts.push({ text: text, paths: [k.path], kernel: true })
@@ -446,13 +453,23 @@ window.__ModuleLoader__.load({
         })
     }
 
-    function storeProposals(callId, proposals) {
-      return fetch(ROUTE.alwaysAllow, {
+    /** The page's token (index.html): what lets the page, and no other client, change anything. */
+    function pageToken() {
+      var meta = typeof document === 'undefined' ? null : document.querySelector('meta[name="dsh-allow-token"]')
+      return meta ? meta.getAttribute('content') || '' : ''
+    }
+
+    function post(route, body) {
+      return fetch(route, {
         method: 'POST',
         credentials: 'same-origin',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ callId: callId, proposals: proposals }),
-      }).then(function (r) {
+        headers: { 'content-type': 'application/json', 'x-dsh-allow-token': pageToken() },
+        body: JSON.stringify(body),
+      })
+    }
+
+    function storeProposals(callId, proposals) {
+      return post(ROUTE.alwaysAllow, { callId: callId, proposals: proposals }).then(function (r) {
         return r.json().then(function (b) {
           if (!r.ok) throw new Error(b && b.error ? b.error : 'HTTP ' + r.status)
           return b
@@ -483,7 +500,12 @@ window.__ModuleLoader__.load({
         var live = true
         fetch(ROUTE.pending + '?callId=' + encodeURIComponent(callId || ''), { cache: 'no-store', credentials: 'same-origin' })
           .then(function (r) { return r.ok ? r.json() : null })
-          .then(function (body) { if (live) setAsk(body || {}) }, function () { if (live) setAsk({}) })
+          .then(function (body) {
+            if (!live) return
+            setAsk(body || {})
+            // On a person's screen now: only a card shown can be answered Always allow.
+            if (body && body.callId) post(ROUTE.shown, { callId: body.callId }).catch(function () {})
+          }, function () { if (live) setAsk({}) })
         return function () { live = false }
       }, [callId])
 

@@ -84,7 +84,7 @@ function listText({ store }, t) {
   return lines.join('\n')
 }
 
-function statusText({ store, fenceStatus, policyOf, core, settings }, t, session) {
+function statusText({ store, fenceStatus, policyOf, core, settings, modes }, t, session) {
   const load = store.load()
   const policy = policyOf(session)
   const fence = fenceStatus()
@@ -93,6 +93,9 @@ function statusText({ store, fenceStatus, policyOf, core, settings }, t, session
   lines.push(...loadNotes(load, t))
   lines.push(t('status.defaults', { workspace: policy.workspaceRoot }))
   lines.push(t('status.mode', { mode: policy.mode }))
+  // Sessions DSH runs unconfined, and a default preset that makes every new one so.
+  for (const u of modes?.unfenced() ?? []) lines.push(t('status.unfenced', { session: u.sessionId, since: u.since }))
+  if (modes?.defaultPreset === 'danger-full-access') lines.push(t('status.defaultPreset', { preset: modes.defaultPreset }))
   if (fence === undefined) {
     lines.push(t('status.fence', { level: t('fence.pending'), enforce: settings.enforce, runner: settings.runner }))
   } else {
@@ -102,6 +105,8 @@ function statusText({ store, fenceStatus, policyOf, core, settings }, t, session
     lines.push(t(persistence.state === 'shut' ? 'status.persistence.shut' : 'status.persistence.open', { why: persistence.why }))
     const metadata = fence.metadata ?? { state: 'open', why: 'not probed' }
     lines.push(t(metadata.state === 'fenced' ? 'status.metadata.fenced' : 'status.metadata.open', { why: metadata.why }))
+    const doors = fence.doors ?? { state: 'open', why: 'not probed' }
+    lines.push(t(doors.state === 'shut' ? 'status.doors.shut' : 'status.doors.open', { why: doors.why }))
     for (const cap of CAPABILITIES) {
       const inKernel = fence.capabilities.includes(cap)
       lines.push(t('status.cap', { cap, state: t(inKernel ? 'state.kernel' : 'state.gate'), why: fence.why?.[cap] ?? '' }))

@@ -13,6 +13,7 @@
 
 import { spawn } from 'node:child_process'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -91,6 +92,12 @@ export function seatbeltArgv(sbpl, argv, { sandboxExec = SANDBOX_EXEC } = {}) {
  */
 export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full', persistence = 'shut' }) {
   if (!existsSync(runner)) return offStatus(`runner not found at ${runner}`)
+  // A listener of this process, the host: the probe's call must not reach it.
+  const listener = createServer()
+  const port = await new Promise((resolve) => {
+    listener.once('error', () => resolve(undefined))
+    listener.listen(0, '127.0.0.1', () => resolve(listener.address().port))
+  })
   let root
   try {
     mkdirSync(scratchParent, { recursive: true })
@@ -126,6 +133,10 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       // A mode outside every writable root: Landlock has no right for it,
       // the runner's read-only tree refuses it.
       check('metadata', `chmod 600 ${q(p('home', 'existing'))}`),
+      // The side doors: the host's own port (bash's /dev/tcp), and a
+      // signal to the runner's supervisor, outside the call.
+      port === undefined ? 'echo hostPort=unknown' : `if command -v bash >/dev/null; then ${check('hostPort', `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`)}; else echo hostPort=unknown; fi`,
+      check('signal', 'kill -0 $PPID'),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
     if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
@@ -156,12 +167,16 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       : seen.metadata === 'fenced'
         ? { state: 'fenced', why: "modes, owners, times and extended attributes are read-only outside the roots where the fence grants write, create or delete (the runner's own mount namespace)" }
         : { state: 'open', why: 'the probe changed a mode outside the writable roots unhindered' }
+    status.doors = seen.hostPort === 'fenced' && seen.signal === 'fenced'
+      ? { state: 'shut', why: "the host's listeners, other daemons' unix sockets, other processes' signals and the terminal are out of the call's reach (the runner's supervisor, Landlock's scopes)" }
+      : { state: 'open', why: seen.hostPort === 'unknown' ? 'the probe could not try the host\'s port (no bash)' : 'the probe reached the host\'s port or signalled outside the call' }
     // Probe files under a folder the baseline opens (a temp dir) prove nothing.
     if (level === 'off') status.reason = `the runner fenced none of the probe's paths under ${scratchParent} (a temp directory the baseline opens?)`
     return status
   } catch (error) {
     return offStatus(`the probe could not run: ${error.message}`)
   } finally {
+    listener.close()
     if (root !== undefined) rmSync(root, { recursive: true, force: true })
   }
 }

@@ -306,7 +306,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         if (denials.length > 0) {
           ledger.append({
             kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
-            denied: denials.map(({ path, capability }) => named(ran.request, path, capability, readOnlyAt(stderr, path))),
+            denied: denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path))),
           })
         }
       }

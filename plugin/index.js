@@ -9,7 +9,9 @@
 // registration is made inside ctx.effect, so disposing the plugin undoes
 // all of it.
 
+import { randomBytes } from 'node:crypto'
 import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import { BlockAssembler, createUserMessage } from '@deepseek-ai/dsh-llm'
 import * as core from './core.js'
@@ -23,8 +25,10 @@ import { Asks, approvalListener, withProposals } from './approval.js'
 import { allowCommand } from './commands.js'
 import { createLedger } from './ledger.js'
 import { LedgerTail } from './tail.js'
-import { webRoutes } from './web.js'
+import { webRoutes, withToken } from './web.js'
 import { makeReviewer } from './review.js'
+import { Hosts } from './hosts.js'
+import { Modes, watchModes } from './modes.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -59,7 +63,11 @@ export function apply(ctx, rawConfig) {
   })
   // The runner's kept fences are applied without recompiling: nothing a
   // fenced command may write can reach them, so they are protected too.
-  const protectedFiles = () => [...store.files(), config.auditFile, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  // The DSH processes whose listeners no fenced call may reach (hosts.js);
+  // their folder is protected like the store.
+  const hosts = new Hosts(join(harnessHome, 'dsh-allow-hosts'))
+  ctx.effect(() => hosts.register(), 'dsh-allow: host registry')
+  const protectedFiles = () => [...store.files(), config.auditFile, hosts.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
   const policyOf = (session) => {
     const policy = ctx.get('sandboxPolicy')
     if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
@@ -83,6 +91,12 @@ export function apply(ctx, rawConfig) {
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
+  // A session switched to danger-full-access, or the default preset changed:
+  // recorded, and shown by /allow status (modes.js).
+  const modes = new Modes()
+  const watch = watchModes({ modes, ledger })
+  ctx.effect(() => ctx.on('session/event', watch.onSessionEvent), 'dsh-allow: mode changes')
+  ctx.effect(() => ctx.on('settings/updated', watch.onSettings), 'dsh-allow: default preset')
   ctx.effect(() => ctx.on('tools/pre-execute', gate.preExecute, { prepend: true }), 'dsh-allow: gate')
   ctx.effect(() => ctx.tools.guard(gate.guard), 'dsh-allow: protected floor')
   ctx.effect(() => ctx.on('tools/post-execute', gate.postExecute), 'dsh-allow: release one-shot grants')
@@ -108,6 +122,7 @@ export function apply(ctx, rawConfig) {
           rules: store.load().rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
+          hostPids: hosts.pids(),
         }
       },
     })
@@ -116,7 +131,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['commands'], (sub) => {
     sub.effect(() => sub.commands.register(allowCommand({
-      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(),
+      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(), modes,
     })), 'dsh-allow: /allow')
   })
 
@@ -147,6 +162,11 @@ export function apply(ctx, rawConfig) {
     version: () => core.version(),
     status: () => ({ fence: fence.current(), rulesFile: store.file, rules: store.load() }),
     pending: (callId) => snapshot(asks.get(callId)),
+    // The Approvals page rendered this card (web.js, with the page's token).
+    shown: (callId) => {
+      const ask = asks.get(callId)
+      if (ask !== undefined) ask.shownAt ??= new Date().toISOString()
+    },
     pendingAll: (sessionId) => asks.list(sessionId).map(snapshot),
     alwaysAllow: async (callId) => {
       const ask = asks.get(callId)
@@ -179,7 +199,10 @@ export function apply(ctx, rawConfig) {
   const tail = config.audit === false ? undefined : new LedgerTail(config.auditFile, core)
   ctx.inject(['webServer'], (sub) => {
     const onError = (error) => sub.logger?.warn?.(`dsh-allow: web route: ${error.message}`)
-    for (const route of webRoutes({ tail, api, onError })) {
+    // The Approvals page's token (web.js): in index.html, for the page alone.
+    const token = randomBytes(32).toString('hex')
+    sub.effect(() => sub.webServer.tapIndex((html) => withToken(html, token)), 'dsh-allow: page token')
+    for (const route of webRoutes({ tail, api, token, onError })) {
       sub.effect(() => sub.webServer.register(route), `dsh-allow: ${route.path}`)
     }
   })
@@ -195,6 +218,6 @@ function promptText(text) {
 
 function snapshot(ask) {
   if (ask === undefined) return undefined
-  const { callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state } = ask
-  return structuredClone({ callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state })
+  const { callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt } = ask
+  return structuredClone({ callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt })
 }

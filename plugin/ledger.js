@@ -91,9 +91,11 @@ export function ledgerRecord(record, redact) {
     if (denied.length === 0) return undefined
     // One capability when the error or the fence names it; otherwise every
     // capability the call's fence withheld there (one of them was refused).
-    const entry = ({ path, capability, withheld }) => (capability || !Array.isArray(withheld) || withheld.length === 0
-      ? { path, capability: capability ?? null }
-      : { path, capability: null, withheld })
+    const entry = ({ path, capability, withheld, door }) => (typeof door === 'string'
+      ? { path, capability: null, door }
+      : capability || !Array.isArray(withheld) || withheld.length === 0
+        ? { path, capability: capability ?? null }
+        : { path, capability: null, withheld })
     return { ...head, kind: 'kernel', time: record.time, denied: denied.map(entry) }
   }
   if (record.kind === 'human') {
@@ -103,7 +105,22 @@ export function ledgerRecord(record, redact) {
       kind: 'answer',
       time: record.time,
       action: always ? 'always-allow' : (ACTIONS[record.outcome] ?? 'unavailable'),
-      stored: always ? record.always.map(ruleView) : [],
+      // What was stored stays named whatever the card's outcome (a card
+      // cancelled after its Always allow stored rules still stored them).
+      stored: (record.always ?? []).map(ruleView),
+    }
+  }
+  // A change outside any call: the rules file, a session's mode, the default preset.
+  if (record.kind === 'rules' || record.kind === 'mode') {
+    return {
+      ...head,
+      kind: record.kind,
+      time: record.time,
+      command: redact(String(record.command ?? '')),
+      reason: redact(String(record.reason ?? '')),
+      source: record.source ?? 'host',
+      mode: record.mode ?? '',
+      stored: (record.stored ?? []).map(ruleView),
     }
   }
   return undefined

@@ -3,19 +3,26 @@
 // The host's server applies no origin or host policy to plugin routes (only
 // its own /api is fenced), so every route here checks for itself: the peer is
 // a loopback address AND the Host header names a loopback host, which also
-// defeats DNS rebinding. The one route that changes anything (Always allow)
-// additionally wants a same-origin browser request: an Origin equal to Host,
-// no proxy forwarding headers, no cross-site fetch metadata.
+// defeats DNS rebinding. Headers prove nothing a local process cannot forge,
+// so the routes that change anything (a card shown, Always allow) want the
+// page's token: a random secret of this process that only the Approvals
+// page gets, inside index.html (a meta tag), and that a cross-site page
+// cannot read. A fenced call cannot fetch the page at all: the runner
+// refuses every connection to a listener of the DSH host. Always allow then
+// stores only for a card that is pending and was shown: the card reports
+// itself shown when it renders.
 //
 //   GET  /dsh-allow/audit?sessionId=…&limit=…&baseline=1[&lines=1]
 //        the session's calls, folded by the core; with lines=1 the raw ledger
 //        tail instead, for the browser to fold with the core's web build
 //   GET  /dsh-allow/pending?callId=…   what a pending prompt of ours names
+//   POST /dsh-allow/shown              {callId}: the card is on a person's screen
 //   POST /dsh-allow/always-allow       {callId, proposals}: store exactly those
 //   GET  /dsh-allow/core/…             the core's web build (JS glue + .wasm)
 //
 // (A prefix route matches `/dsh-allow/core` and everything under `/dsh-allow/core/`.)
 
+import { timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,10 +31,27 @@ export const ROUTES = {
   audit: '/dsh-allow/audit',
   pending: '/dsh-allow/pending',
   alwaysAllow: '/dsh-allow/always-allow',
+  shown: '/dsh-allow/shown',
   core: '/dsh-allow/core',
 }
 
 const MAX_BODY = 64 * 1024
+/** The header a page sends its token in, and the meta tag that carries it. */
+export const TOKEN_HEADER = 'x-dsh-allow-token'
+export const TOKEN_META = 'dsh-allow-token'
+
+/** index.html with the page's token in a meta tag (before </head>). */
+export function withToken(html, token) {
+  const tag = `<meta name="${TOKEN_META}" content="${token}">`
+  return html.includes('</head>') ? html.replace('</head>', `${tag}</head>`) : `${tag}${html}`
+}
+
+/** Whether a request carries the page's token (compared in constant time). */
+export function tokenRefusal(req, token) {
+  const sent = req.headers?.[TOKEN_HEADER]
+  if (typeof sent !== 'string' || sent.length !== token.length) return "not the Approvals page (no page token)"
+  return timingSafeEqual(Buffer.from(sent), Buffer.from(token)) ? undefined : 'not the Approvals page (wrong page token)'
+}
 const FORWARDING = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip']
 
 /** 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
@@ -140,7 +164,7 @@ export function coreAssets(coreDir = join(dirname(fileURLToPath(import.meta.url)
  * The route table. `tail` is a LedgerTail (or undefined with `audit: false`),
  * `api` the plugin's `dshAllow` service, `assets` from coreAssets().
  */
-export function webRoutes({ tail, api, assets = coreAssets(), onError }) {
+export function webRoutes({ tail, api, token, assets = coreAssets(), onError }) {
   const guarded = (method, handler) => async (req, res) => {
     const refusal = loopbackRefusal(req)
     if (refusal !== undefined) return fail(res, 403, `dsh-allow: forbidden: ${refusal}`)
@@ -177,21 +201,38 @@ export function webRoutes({ tail, api, assets = coreAssets(), onError }) {
     return send(res, 200, ask)
   })
 
-  const alwaysAllow = guarded('POST', async (req, res) => {
-    const refusal = sameOriginRefusal(req)
-    if (refusal !== undefined) return fail(res, 403, `dsh-allow: forbidden: ${refusal}`)
+  // A state-changing request from the Approvals page: same origin, the
+  // page's token, a JSON body naming a pending prompt.
+  const fromPage = async (req, res) => {
+    const refusal = sameOriginRefusal(req) ?? tokenRefusal(req, token)
+    if (refusal !== undefined) return void fail(res, 403, `dsh-allow: forbidden: ${refusal}`)
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) {
-      return fail(res, 415, 'dsh-allow: send application/json')
+      return void fail(res, 415, 'dsh-allow: send application/json')
     }
     let body
     try {
       body = JSON.parse(await readBody(req))
     } catch (error) {
-      return fail(res, error.status ?? 400, `dsh-allow: ${error.status ? error.message : 'the body is not JSON'}`)
+      return void fail(res, error.status ?? 400, `dsh-allow: ${error.status ? error.message : 'the body is not JSON'}`)
     }
     const ask = api.pending(typeof body?.callId === 'string' ? body.callId : '')
-    if (ask === undefined) return fail(res, 404, 'dsh-allow: no pending prompt for that call')
-    if (ask.state !== 'asking') return fail(res, 409, 'dsh-allow: that prompt is not waiting for an answer')
+    if (ask === undefined) return void fail(res, 404, 'dsh-allow: no pending prompt for that call')
+    if (ask.state !== 'asking') return void fail(res, 409, 'dsh-allow: that prompt is not waiting for an answer')
+    return { body, ask }
+  }
+
+  const shown = guarded('POST', async (req, res) => {
+    const got = await fromPage(req, res)
+    if (got === undefined) return
+    api.shown(got.ask.callId)
+    return send(res, 200, { callId: got.ask.callId, shown: true })
+  })
+
+  const alwaysAllow = guarded('POST', async (req, res) => {
+    const got = await fromPage(req, res)
+    if (got === undefined) return
+    const { body, ask } = got
+    if (ask.shownAt === undefined) return fail(res, 409, 'dsh-allow: that prompt has not been shown on the Approvals page')
     // Store exactly what the card showed, never what the page might add.
     if (proposalKey(body.proposals) !== proposalKey(ask.proposals)) {
       return fail(res, 409, 'dsh-allow: the rules named do not match the pending prompt')
@@ -216,6 +257,7 @@ export function webRoutes({ tail, api, assets = coreAssets(), onError }) {
     { kind: 'exact', path: ROUTES.audit, handler: audit },
     { kind: 'exact', path: ROUTES.pending, handler: pending },
     { kind: 'exact', path: ROUTES.alwaysAllow, handler: alwaysAllow },
+    { kind: 'exact', path: ROUTES.shown, handler: shown },
     { kind: 'prefix', path: ROUTES.core, handler: core },
   ]
 }

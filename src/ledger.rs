@@ -212,7 +212,9 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             skipped += 1;
             continue;
         }
-        if session_filter.is_some_and(|s| s != session) {
+        // A change to the rules file or the host's default preset is every
+        // session's business ("*").
+        if session_filter.is_some_and(|s| s != session && session != "*") {
             continue;
         }
         let key = (session, call);
@@ -222,6 +224,7 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             Some("answer") => at.is_some_and(|i| f.answer(i, v)),
             Some("review") => at.is_some_and(|i| f.review(i, v)),
             Some("kernel") => at.is_some_and(|i| f.kernel(i, v)),
+            Some("rules" | "mode") if at.is_none() => f.change(key, v),
             _ => false,
         };
         if !folded {
@@ -313,6 +316,45 @@ impl<'a> Folding<'a> {
                 });
             }
         }
+        true
+    }
+
+    /// A change outside any tool call, a row of its own: the rules file
+    /// (who changed it: the card, `/allow`, the page, or an edit of the file
+    /// noticed at the next call; what it added and removed) or a session's
+    /// mode / the default preset (danger-full-access: no fence of ours).
+    fn change(&mut self, key: (Cow<'a, str>, Cow<'a, str>), v: Record<'a>) -> bool {
+        let source = match v.source.as_deref() {
+            Some("card") => "human",
+            Some("command") => "command",
+            Some("file") => "file",
+            Some("host") | None => "host",
+            Some(_) => return false,
+        };
+        let tool = if v.kind.as_deref() == Some("rules") { "rules" } else { "mode" };
+        let (session_id, call_id) = key.clone();
+        self.index.insert(key, self.rows.len());
+        self.rows.push(Draft {
+            time: v.time.unwrap_or_default(),
+            session_id,
+            call_id,
+            tool: Cow::Borrowed(tool),
+            command: v.command.unwrap_or_default(),
+            cwd: Cow::Borrowed(""),
+            workspace: None,
+            home: None,
+            mode: v.mode.unwrap_or_default(),
+            outcome: "changed",
+            source,
+            reason: v.reason.unwrap_or_default(),
+            rules: v.rules,
+            missing: None,
+            action: None,
+            stored: v.stored,
+            review: None,
+            command_grant: None,
+            kernel: Vec::new(),
+        });
         true
     }
 

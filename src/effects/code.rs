@@ -36,7 +36,7 @@ pub(super) fn shell(s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
 /// turns it off.)
 fn compile_bytecode(python: &str, rest: &[Arg], sink: &mut Sink) {
     let s = split(rest, &["-d", "-s", "-p", "-x", "-i", "-r", "-j", "-o", "--invalidation-mode", "-e"]);
-    let reason = format!("{python} -m compileall replaces bytecode in __pycache__ through a temp file and runs none of the code it compiles");
+    let reason = format!("{python} -m compileall replaces bytecode in the __pycache__ folders it compiles into, through temp files");
     for op in &s.operands {
         sink.path(op, Read);
         let Arg::Literal(p) = op else { continue };

@@ -16,6 +16,10 @@ pub struct Denial {
     /// `None` when the message does not say which operation failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability: Option<Capability>,
+    /// Not a file: the runner refused a `socket` (the path or address it
+    /// names) or a `signal` (to the process `path` names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub door: Option<String>,
     /// The sentence for the model.
     pub guidance: String,
 }
@@ -54,6 +58,12 @@ fn operation_of(line: &str, lower: &str) -> Option<Capability> {
 pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
     for line in stderr.lines() {
+        if let Some(d) = door_refused(line) {
+            if !out.iter().any(|o| o.path == d.path && o.door == d.door) {
+                out.push(d);
+            }
+            continue;
+        }
         let lower = line.to_ascii_lowercase();
         if !REFUSALS.iter().any(|r| lower.contains(r)) {
             continue;
@@ -82,10 +92,34 @@ pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
             "dsh-allow: the kernel fence refused {what} on {path} — the file-system permissions the user set for this session. Do not work around it with another command; if it is needed, ask the user, who can grant it with {grant}."
         );
         if !out.iter().any(|d| d.path == path && d.capability == capability) {
-            out.push(Denial { path, capability, guidance });
+            out.push(Denial { path, capability, door: None, guidance });
         }
     }
     out
+}
+
+/// How the Linux runner's supervisor names a door it shut (runner/supervise.rs).
+const REFUSED: &str = "dsh-allow: refused ";
+
+/// A socket or signal the runner refused: `connect to unix socket P: why`,
+/// `connect to ADDR:PORT: why`, `signal N to pid P (name): why`.
+fn door_refused(line: &str) -> Option<Denial> {
+    let rest = line.split_once(REFUSED)?.1;
+    let dont = "Do not work around it with another command";
+    if let Some(what) = rest.strip_prefix("connect to ") {
+        let target = what.strip_prefix("unix socket ").unwrap_or(what);
+        let (target, why) = target.split_once(": ")?;
+        let guidance = if why.contains("DSH host") {
+            format!("dsh-allow: the fence refused a connection to {target}, the DSH host's own control plane, which no fenced call may reach. {dont}; nothing grants it.")
+        } else {
+            format!("dsh-allow: the fence refused a connection to the unix socket {target}: {why}. {dont}; if the program needs it, ask the user, who can grant it with `/allow add write {target} file`.")
+        };
+        return Some(Denial { path: target.to_string(), capability: None, door: Some("socket".into()), guidance });
+    }
+    let what = rest.strip_prefix("signal ")?;
+    let target = what.split_once(" to ")?.1.split(": ").next()?;
+    let guidance = format!("dsh-allow: the fence refused a signal to {target}: signals reach only this call's own processes (not the host, not a process an earlier call started). {dont}.");
+    Some(Denial { path: target.to_string(), capability: None, door: Some("signal".into()), guidance })
 }
 
 /// The path a denial line names: the first quoted one, else the word before
@@ -144,6 +178,11 @@ mod tests {
         assert_eq!(one("bash: /other/existing.txt: Read-only file system"), ("/other/existing.txt".into(), None));
         assert_eq!(one("Error: EROFS: read-only file system, open '/other/x'"), ("/other/x".into(), Some(Write)));
         assert_eq!(one("OSError: [Errno 30] Read-only file system: '/h/.ssh/id_rsa'"), ("/h/.ssh/id_rsa".into(), None));
+        // The runner's own lines for a socket or a signal.
+        let d = explain_denials("x\ndsh-allow: refused connect to unix socket /run/user/0/bus: a process outside this call listens there and no rule or grant of the call names it (write) (python3, pid 7)\ndsh-allow: refused connect to 127.0.0.1:3080: a listener of the DSH host (pid 9), which no fenced call may reach (curl, pid 8)\ndsh-allow: refused signal 10 to pid 9 (node): a process outside this call (bash, pid 8)", "/w", "/h");
+        let doors: Vec<(&str, Option<&str>)> = d.iter().map(|d| (d.path.as_str(), d.door.as_deref())).collect();
+        assert_eq!(doors, vec![("/run/user/0/bus", Some("socket")), ("127.0.0.1:3080", Some("socket")), ("pid 9 (node)", Some("signal"))]);
+        assert!(d[0].guidance.contains("/allow add write /run/user/0/bus file") && d[1].guidance.contains("nothing grants it"), "{d:?}");
         let d = explain_denials("rm: cannot remove 'a': Permission denied", "/w", "/h");
         assert!(d[0].guidance.contains("/allow add delete /w folder") && d[0].guidance.contains("Do not work around it"), "{}", d[0].guidance);
     }

@@ -54,7 +54,8 @@ pub fn main(args: &[String]) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
-    prepare_tool_state(&req, argv);
+    let mut req = req;
+    prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
@@ -192,7 +193,7 @@ fn option(opts: &[String], name: &str) -> Option<String> {
 /// Make the tool-state folders the workspace's tools will need (Landlock
 /// fences only what exists when the call starts), and turn off the caches
 /// calls would share.
-fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
+fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
     if req.fences() {
         no_shared_caches();
     }
@@ -219,20 +220,55 @@ fn prepare_tool_state(req: &ProfileRequest, argv: &[String]) {
     // (The workspace's own `.git`, which every git line of its own carries,
     // is made only for `git init`, above: an empty one breaks git.)
     let own = format!("{}/{}", crate::paths::normalize(&req.workspace), crate::policy::baseline::REPOSITORY);
+    let mut caches = Vec::new();
     for g in &req.grants {
         let p = std::path::Path::new(&g.path);
         let inside = crate::paths::within(&g.path, &req.workspace) && g.path != req.workspace && g.path != own;
-        // The same for a bytecode cache `python -m compileall` was granted:
-        // its first `.pyc` is renamed into place, which needs delete there.
         let deletes = g.access.grants(crate::policy::capability::Capability::Delete);
-        if inside && deletes && !p.exists() {
-            match p.file_name().and_then(|n| n.to_str()) {
-                Some(".git") => drop(std::fs::create_dir_all(p)),
-                Some("__pycache__") if p.parent().is_some_and(|d| d.is_dir()) => drop(std::fs::create_dir(p)),
-                _ => {}
-            }
+        if !inside || !deletes {
+            continue;
+        }
+        match p.file_name().and_then(|n| n.to_str()) {
+            Some(".git") if !p.exists() => drop(std::fs::create_dir_all(p)),
+            // `python -m compileall DIR` was granted DIR's bytecode cache:
+            // it compiles the packages below too, and renames each `.pyc`
+            // into place, which needs delete in every `__pycache__`.
+            Some("__pycache__") => caches.extend(package_caches(p.parent().unwrap_or(p), g)),
+            _ => {}
         }
     }
+    req.grants.extend(caches);
+}
+
+/// The `__pycache__` of every folder under `top` that holds Python sources
+/// (made when missing), each with the grant `like` gives; bounded, and
+/// never into dot-folders or other tools' state.
+fn package_caches(top: &std::path::Path, like: &crate::policy::rules::Rule) -> Vec<crate::policy::rules::Rule> {
+    let mut out = Vec::new();
+    let mut todo = vec![(top.to_path_buf(), 0)];
+    let mut seen = 0;
+    while let Some((dir, depth)) = todo.pop() {
+        seen += 1;
+        if seen > 2000 {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut sources = false;
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth < 12 && !name.starts_with('.') && !matches!(name.as_ref(), "__pycache__" | "node_modules" | "target") {
+                todo.push((e.path(), depth + 1));
+            }
+            sources |= !is_dir && name.ends_with(".py");
+        }
+        let cache = dir.join("__pycache__");
+        if sources && (cache.is_dir() || std::fs::create_dir(&cache).is_ok()) {
+            out.push(crate::policy::rules::Rule { path: cache.to_string_lossy().into_owned(), ..like.clone() });
+        }
+    }
+    out
 }
 
 /// No cache one call can fill for the next to run. Python's bytecode

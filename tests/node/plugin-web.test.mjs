@@ -38,6 +38,8 @@ function dispatch(routes) {
   }
 }
 
+const TOKEN = 'a'.repeat(64)
+
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dsh-allow-web-'))
   const file = join(dir, 'audit.ndjson')
@@ -54,8 +56,11 @@ before(async () => {
       stored.push(callId)
       return proposals
     },
+    shown: (callId) => {
+      if (callId === pending.callId) pending.shownAt ??= 'now'
+    },
   }
-  const routes = webRoutes({ tail: new LedgerTail(file, core), api, assets: coreAssets(join(ROOT, 'pkg', 'core')) })
+  const routes = webRoutes({ tail: new LedgerTail(file, core), api, token: TOKEN, assets: coreAssets(join(ROOT, 'pkg', 'core')) })
   server = createServer(dispatch(routes))
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   port = server.address().port
@@ -152,12 +157,22 @@ test('GET /dsh-allow/pending names what the card shows', async () => {
   assert.equal((await call('/dsh-allow/pending?callId=nope')).status, 404)
 })
 
-test('Always allow wants a same-origin request and stores exactly the named rules', async () => {
+test('Always allow wants the page: same origin, its token, a card it showed; and stores exactly the named rules', async () => {
   const origin = `http://127.0.0.1:${port}`
-  const post = (headers, body = { callId: 'call-1', proposals }) => call('/dsh-allow/always-allow', {
-    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+  const to = (route) => (headers, body = { callId: 'call-1', proposals }) => call(route, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-dsh-allow-token': TOKEN, ...headers }, body: JSON.stringify(body),
   })
+  const post = to('/dsh-allow/always-allow')
+  const shown = to('/dsh-allow/shown')
   stored.length = 0
+  delete pending.shownAt
+  // Headers any local process can forge, without the page's token: refused.
+  assert.equal((await post({ origin, 'sec-fetch-site': 'same-origin', 'x-dsh-allow-token': '' })).status, 403, 'no token')
+  assert.equal((await post({ origin, 'x-dsh-allow-token': 'f'.repeat(64) })).status, 403, 'a wrong token')
+  assert.equal((await shown({ origin, 'x-dsh-allow-token': 'nope' })).status, 403, 'the card cannot be marked shown without the token')
+  assert.equal((await post({ origin })).status, 409, 'a card never shown on the page')
+  assert.deepEqual(stored, [])
+  assert.equal((await shown({ origin })).status, 200, 'the page marks the card shown')
   assert.equal((await post({})).status, 403, 'no Origin')
   assert.equal((await post({ origin: 'http://evil.example' })).status, 403, 'foreign Origin')
   assert.equal((await post({ origin: 'http://localhost:1' })).status, 403, 'Origin not equal to Host')
