@@ -123,6 +123,8 @@ export function apply(ctx, rawConfig) {
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
           hostPids: hosts.pids(),
+          // Seatbelt names ports, not processes: this process's web server.
+          hostPorts: Number.isInteger(ctx.get('webServer')?.port) ? [ctx.get('webServer').port] : [],
         }
       },
     })

@@ -79,6 +79,16 @@ fi
 # --no-fail-fast: one failing test binary must not hide the others.
 run cargo-test flock "$LOCK" cargo test --no-fail-fast
 
+# --- the Seatbelt suite under each reading of rule order ------------------------
+# The model enforces the stricter of three readings by default (cargo-test
+# above); a profile whose meaning depends on the reading must fail here, so
+# the kernel suite runs again under each one alone and under the loosest.
+if [ -n "${DSH_ALLOW_SEATBELT_MODEL:-}" ]; then
+  for reading in last-match filtered-first named-first loosest; do
+    run "seatbelt-reading-$reading" env DSH_ALLOW_SEATBELT_MODEL_READING="$reading" flock "$LOCK" cargo test --test sbpl kernel::
+  done
+fi
+
 # --- the core in headless Chromium --------------------------------------------
 if [ -f web-tests/web.rs ] && grep -q '^name = "web"' Cargo.toml; then
   # webdriver.json (beside Cargo.toml) adds --no-sandbox: CI runs as root.

@@ -126,7 +126,7 @@ fn the_permission_store_is_denied_operation_by_operation_after_every_grant() {
     let store = param_of(&s, "/Users/me/.dsh/dsh-allow.json");
     let denials = lines_with(&s, &format!("(literal {store})"));
     assert_eq!(denials.len(), 3, "write, create and delete each named");
-    let last_allow = *lines_with(&s, "(allow ").last().unwrap();
+    let last_allow = last_file_allow(&s);
     assert!(denials.iter().all(|d| *d > last_allow), "the store denials come after every grant");
     assert!(!s.text.contains("file-write*"), "a wildcard deny loses to a specific allow: never use one");
     let dir = param_of(&s, "/Users/me/.dsh");
@@ -204,10 +204,17 @@ fn a_tool_state_folder_swapped_for_a_symlink_gets_no_unlink_in_the_profile() {
 // --- every tier, line by line ----------------------------------------------------
 
 /// The operations a profile denies everywhere (a deny with no filter).
+/// The line of the last grant on files (section 2): the side doors come
+/// after it and allow other things.
+fn last_file_allow(s: &Sbpl) -> usize {
+    *lines_with(s, "(allow ").iter().filter(|&&i| !s.text.lines().nth(i).unwrap().contains("network-outbound") && !s.text.lines().nth(i).unwrap().contains("(target ")).last().unwrap()
+}
+
+/// The operations denied everywhere (no filter), side doors aside.
 fn global_denials(s: &Sbpl) -> Vec<String> {
     s.text
         .lines()
-        .filter(|l| l.starts_with("(deny ") && !l.contains("(param"))
+        .filter(|l| l.starts_with("(deny ") && !l.contains("(param") && !l.contains("network-outbound") && *l != "(deny signal)" && *l != "(deny process-info*)")
         .flat_map(|l| l.trim_start_matches("(deny ").trim_end_matches(')').split(' ').map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
@@ -260,7 +267,7 @@ fn the_off_tier_and_full_access_fence_nothing() {
 fn every_tier_shuts_the_repositorys_hooks_and_config_after_every_grant() {
     for enforce in Enforce::ORDER {
         let s = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/project", &["write", "create", "delete"])]);
-        let last_allow = *lines_with(&s, "(allow ").last().unwrap();
+        let last_allow = last_file_allow(&s);
         for surface in ["/Users/me/project/.git/hooks", "/Users/me/project/.git/config", "/Users/me/project/.gitmodules"] {
             let at = param_of(&s, surface);
             for cap in [Capability::Write, Capability::Create, Capability::Delete] {
@@ -290,7 +297,7 @@ fn every_tier_denies_the_store_after_every_grant_and_keeps_its_folder() {
     for enforce in Enforce::ORDER {
         let s = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/.dsh", &["write", "create", "delete"])]);
         let store = param_of(&s, "/Users/me/.dsh/dsh-allow.json");
-        let last_allow = *lines_with(&s, "(allow ").last().unwrap();
+        let last_allow = last_file_allow(&s);
         for cap in [Capability::Write, Capability::Create, Capability::Delete] {
             let line = format!("(deny {} (literal {store}))", operations(cap).join(" "));
             let at = lines_with(&s, &line);
@@ -954,6 +961,32 @@ mod kernel {
         let req = w.request(Enforce::Guarded, vec![rule(&w.path("elsewhere"), &["write", "create"])]);
         ok(&w.sh(&req, &format!("echo x > {}", quoted(&targets[0]))), "creating under a write, create rule");
         refused(&w.sh(&req, &format!("echo x > {}", quoted(&targets[1]))), "creating beside the rule");
+    }
+
+    /// Side doors (issue 32): a unix socket outside the workspace — a
+    /// daemon's, an agent's — is refused unless a rule with write names
+    /// it; one in the workspace (the call's own test server) is reached.
+    #[test]
+    fn a_unix_socket_outside_the_workspace_is_refused_unless_a_write_rule_names_it() {
+        let Some(w) = World::new("sockets") else { return };
+        let Some(python) = program("python3") else { return };
+        let daemon = w.path("elsewhere/daemon.sock");
+        let serve = format!("import socket,time\ns=socket.socket(socket.AF_UNIX); s.bind({daemon:?}); s.listen(); print('ready', flush=True); time.sleep(30)");
+        let mut d = Command::new(&python).args(["-c", &serve]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(d.stdout.as_mut().unwrap()), &mut line).unwrap();
+        let reach = |target: &str| format!("import socket,sys\nc=socket.socket(socket.AF_UNIX)\ntry: c.connect({target:?}); print('reached')\nexcept OSError as e: print('refused', e.errno); sys.exit(1)");
+        let own = "import socket,threading\ns=socket.socket(socket.AF_UNIX); s.bind('own.sock'); s.listen()\nc=socket.socket(socket.AF_UNIX); c.connect('own.sock'); print('reached')";
+        for enforce in [Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            let req = w.request(enforce, vec![]);
+            refused(&w.run(&req, &[&python, "-c", &reach(&daemon)]), &format!("{enforce:?}: a daemon's socket outside the workspace"));
+            ok(&w.run(&req, &[&python, "-c", own]), &format!("{enforce:?}: the call's own socket in the workspace"));
+            let _ = std::fs::remove_file(w.path("ws/own.sock"));
+        }
+        let granted = w.request(Enforce::Guarded, vec![file_rule(&daemon, &["write"])]);
+        ok(&w.run(&granted, &[&python, "-c", &reach(&daemon)]), "a socket a write rule names");
+        let _ = d.kill();
+        let _ = d.wait();
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn request(workspace: &str, home: &str, enforce: Enforce, mode: Mode, rules: Vec
         enforce,
         persistence: Persistence::Shut,
         host_pids: vec![],
+        host_ports: vec![3080],
     }
 }
 
@@ -174,6 +175,7 @@ fn vector_profiles(t: &mut Tally) {
                     enforce,
                     persistence: r.persistence,
                     host_pids: vec![],
+        host_ports: vec![3080],
                 };
                 t.profile(&format!("vector {} ({platform:?}, {enforce:?})", case.name), &req, &case.fixture);
             }
@@ -399,6 +401,18 @@ fn an_unknown_filter_or_modifier_fails_the_check() {
     rejects(&GOOD.replace("subpath", "sub-path"), &p0(), "unknown filter (sub-path");
     rejects(&GOOD.replace("(subpath (param \"P0\"))", "(subpath (param \"P0\")) (with no-lgo)"), &p0(), "unknown modifier");
     rejects(&GOOD.replace("(param \"P0\")", "(parm \"P0\")"), &[], "unknown value function (parm");
+}
+
+#[test]
+fn a_side_door_filter_is_checked_for_its_operation_kind_and_address() {
+    let ok = "(version 1)\n(allow default)\n(deny network-outbound (remote ip \"localhost:3080\"))\n(deny signal)\n(allow signal (target same-sandbox))\n";
+    assert!(check(ok, &[]).is_ok(), "{:?}", check(ok, &[]));
+    rejects(&ok.replace("remote ip", "remote ipv9"), &[], "(remote …) takes one of");
+    rejects(&ok.replace("localhost:3080", "127.0.0.1:3080"), &[], "an address is localhost or *");
+    rejects(&ok.replace("localhost:3080", "localhost:http"), &[], "an address is localhost or *");
+    rejects(&ok.replace("(allow signal (target same-sandbox))", "(allow signal (target everyone))"), &[], "(target …) takes one of");
+    rejects(&ok.replace("(deny signal)", "(deny signal (remote ip \"localhost:1\"))"), &[], "(remote …) does not go with signal");
+    rejects(&ok.replace("(allow signal (target same-sandbox))", "(allow file-read-data (target self))"), &[], "(target …) does not go with file-read-data");
 }
 
 #[test]

@@ -88,6 +88,10 @@ pub struct ProfileRequest {
     /// runner adds its own parent, which under DSH is the host.
     #[serde(default)]
     pub host_pids: Vec<i32>,
+    /// The loopback ports the DSH host listens on, for Seatbelt (which
+    /// names ports, not processes).
+    #[serde(default)]
+    pub host_ports: Vec<u16>,
 }
 
 fn full() -> Enforce {

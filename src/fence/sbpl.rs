@@ -112,7 +112,15 @@ impl Params {
 
 /// `written` is every spelling of each plan path (real first, as written second),
 /// so a rule matches whichever name the kernel resolved.
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String]) -> Sbpl {
+/// The side doors Seatbelt can shut: unix sockets reached outside the
+/// workspace and the roots a rule or grant opens for write, the DSH host's
+/// own loopback ports, signals and process information beyond this call.
+pub struct Doors {
+    pub socket_roots: Vec<String>,
+    pub host_ports: Vec<u16>,
+}
+
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], doors: &Doors) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -185,7 +193,28 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
             }
         }
     }
+    side_doors(&mut t, &mut params, spellings, doors);
     Sbpl { text: t, params: params.0 }
+}
+
+/// Section 5. Seatbelt judges a unix socket by its path and cannot tell
+/// whose it is, so the call reaches those in the workspace (its own test
+/// servers) and under a root a rule or grant of the call opens for write
+/// (`docker.sock` granted): not the temp folders, where launchd's ssh-agent
+/// and other daemons listen. A path filter does not match an IP
+/// connection; the host's own ports are named by `remote ip`.
+fn side_doors(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<String>, doors: &Doors) {
+    t.push_str("; 5. side doors: unix sockets, the DSH host's ports, signals and process information beyond this call\n");
+    t.push_str("(deny network-outbound (subpath \"/\"))\n");
+    for root in &doors.socket_roots {
+        let filters: Vec<String> = spellings(root).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
+        t.push_str(&format!("(allow network-outbound {})\n", filters.join(" ")));
+    }
+    for port in &doors.host_ports {
+        t.push_str(&format!("(deny network-outbound (remote ip \"localhost:{port}\"))\n"));
+    }
+    t.push_str("(deny signal)\n(allow signal (target same-sandbox))\n");
+    t.push_str("(deny process-info*)\n(allow process-info* (target same-sandbox))\n");
 }
 
 /// Render with both spellings of every path from `host`.
@@ -202,7 +231,10 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
     };
     let protected: Vec<String> = req.protected_files.iter().map(|p| paths::absolute("/", p, &home)).collect();
     let surfaces = if plan.enforce == Enforce::Off { Vec::new() } else { req.repository_surfaces() };
-    render(plan, &spell, &protected, &surfaces)
+    let mut socket_roots = vec![paths::normalize(&req.workspace)];
+    socket_roots.extend(req.socket_roots().into_iter().map(|(p, _)| p));
+    let doors = Doors { socket_roots, host_ports: req.host_ports.clone() };
+    render(plan, &spell, &protected, &surfaces, &doors)
 }
 
 #[cfg(test)]

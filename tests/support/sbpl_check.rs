@@ -223,9 +223,20 @@ fn check_rule(rest: &[Expr], line: usize, seen: &mut Seen, wrong: &mut Vec<Strin
             Expr::Symbol(op, _) if known(vocab::OPERATIONS, op) => {
                 seen.operations.insert(op.clone());
                 operations += 1;
-                // Every filter we know is a path filter (or combines them).
-                if !vocab::takes_path(op) && rest.iter().any(|e| matches!(e, Expr::List(inner, _) if !matches!(inner.first(), Some(Expr::Symbol(s, _)) if s == "with"))) {
-                    wrong.push(format!("line {line}: {op} takes no path filter"));
+                // A path filter only where the operation takes paths; a
+                // filter on something else only where it names the operation.
+                for e in rest {
+                    let Expr::List(inner, _) = e else { continue };
+                    let Some(Expr::Symbol(f, _)) = inner.first() else { continue };
+                    if f == "with" {
+                        continue;
+                    }
+                    match vocab::other_filter(f) {
+                        Some(other) if !other.operations.contains(&op.as_str()) => wrong.push(format!("line {line}: ({f} …) does not go with {op}")),
+                        Some(_) => {}
+                        None if !vocab::takes_path(op) => wrong.push(format!("line {line}: {op} takes no path filter")),
+                        None => {}
+                    }
                 }
             }
             Expr::Symbol(op, _) => wrong.push(format!("line {line}: unknown operation {op}")),
@@ -291,6 +302,8 @@ fn check_filter(filter: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<Str
             [Expr::Regex(r, _) | Expr::Str(r, _)] => limit(r, line, wrong),
             _ => wrong.push(format!("line {line}: ({name} …) takes one regular expression")),
         }
+    } else if let Some(other) = vocab::other_filter(name) {
+        check_other(other, args, line, wrong);
     } else if known(vocab::COMBINATORS, name) {
         let arity_ok = if name == "require-not" { args.len() == 1 } else { !args.is_empty() };
         if !arity_ok {
@@ -304,6 +317,31 @@ fn check_filter(filter: &Expr, line: usize, seen: &mut Seen, wrong: &mut Vec<Str
         return;
     }
     seen.filters.insert(name.to_string());
+}
+
+/// `(target KIND)`, `(remote ip "HOST:PORT")`, `(remote unix-socket)`: the
+/// kind is one the sources spell; an address names `localhost` or `*` and a
+/// port number or `*` (what Seatbelt takes: no other host names).
+fn check_other(other: &vocab::OtherFilter, args: &[Expr], line: usize, wrong: &mut Vec<String>) {
+    let name = other.name;
+    let (kind, rest) = match args.split_first() {
+        Some((Expr::Symbol(k, _), rest)) if other.kinds.contains(&k.as_str()) => (k.as_str(), rest),
+        _ => {
+            wrong.push(format!("line {line}: ({name} …) takes one of {:?}", other.kinds));
+            return;
+        }
+    };
+    match (name, kind, rest) {
+        ("remote", "ip", [Expr::Str(addr, _)]) => {
+            let ok = addr.split_once(':').is_some_and(|(host, port)| matches!(host, "localhost" | "*") && (port == "*" || port.parse::<u16>().is_ok()));
+            if !ok {
+                wrong.push(format!("line {line}: (remote ip {addr:?}): an address is localhost or * with a port or *"));
+            }
+        }
+        ("remote", "ip", _) => wrong.push(format!("line {line}: (remote ip …) takes one \"HOST:PORT\"")),
+        (_, _, []) => {}
+        _ => wrong.push(format!("line {line}: ({name} {kind}) takes nothing more")),
+    }
 }
 
 /// What libsandbox refuses in a subpath (sbpl1.scm, `(define subpath …)`):

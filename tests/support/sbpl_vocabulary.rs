@@ -70,6 +70,7 @@ pub const OPERATIONS: &[Word] = &[
     p("process-exec", "apple sbpl1.scm (define process-exec process-exec*); apple: com.apple.bootinstalld.sb; chromium; codex"),
     w("process-fork", "optable #80 (no path filter); apple: com.apple.bootinstalld.sb; codex"),
     w("signal", "optable #90; chromium (allow signal (target self)); codex"),
+    w("process-info*", "claude-code's macOS sandbox policy (allow process-info* (target same-sandbox)); agent-safehouse's profiles"),
     w("mach-lookup", "optable #63; chromium; codex"),
     w("sysctl-read", "optable #92; chromium; codex"),
     p("network-outbound", "optable #73 (path, for unix sockets); chromium (allow network-outbound (literal \"/private/var/run/syslog\")); guide"),
@@ -87,6 +88,34 @@ pub const PATH_FILTERS: &[Word] = &[
 pub const REGEX_FILTERS: &[Word] = &[
     w("regex", "apple: usr/share/sandbox/com.apple.netbiosd.sb; apple sbpl1.scm (define regex path-regex); chromium; codex"),
 ];
+
+/// Filters on something other than a path: the operations each goes with,
+/// and the words its first argument may be.
+pub struct OtherFilter {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub operations: &'static [&'static str],
+    pub kinds: &'static [&'static str],
+}
+
+pub const OTHER_FILTERS: &[OtherFilter] = &[
+    OtherFilter {
+        name: "target",
+        source: "chromium common.sb (allow signal (target self)); claude-code's macOS sandbox policy (allow signal (target same-sandbox)), (allow process-info* (target same-sandbox))",
+        operations: &["signal", "process-info*"],
+        kinds: &["self", "same-sandbox", "others"],
+    },
+    OtherFilter {
+        name: "remote",
+        source: "codex (allow network-outbound (remote ip \"localhost:*\")); srt and sandbox-exec loopback profiles (remote ip \"localhost:*\"), (remote unix-socket)",
+        operations: &["network-outbound"],
+        kinds: &["ip", "unix-socket"],
+    },
+];
+
+pub fn other_filter(name: &str) -> Option<&'static OtherFilter> {
+    OTHER_FILTERS.iter().find(|f| f.name == name)
+}
 
 /// Filters that combine other filters.
 pub const COMBINATORS: &[Word] = &[

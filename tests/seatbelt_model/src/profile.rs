@@ -40,6 +40,9 @@ pub enum Filter {
     Any(Vec<Filter>),
     All(Vec<Filter>),
     Not(Box<Filter>),
+    /// A filter on something other than a path (`remote ip …`, `target …`):
+    /// it matches no path, so no path query meets its rule.
+    NotAPath,
 }
 
 impl Filter {
@@ -53,6 +56,7 @@ impl Filter {
             Filter::Any(fs) => fs.iter().any(|f| f.matches(path)),
             Filter::All(fs) => fs.iter().all(|f| f.matches(path)),
             Filter::Not(f) => !f.matches(path),
+            Filter::NotAPath => false,
         }
     }
 }
@@ -130,10 +134,44 @@ impl Profile {
         readings.push(("filtered-first", last(&mut matching.iter().filter(|(r, _)| !filtered || !r.filters.is_empty()))));
         let best = matching.iter().map(|(_, reach)| *reach).max();
         readings.push(("named-first", last(&mut matching.iter().filter(|(_, reach)| Some(*reach) == best))));
+        let reading = reading();
+        readings.retain(|(name, _)| matches!(reading, Reading::Strictest | Reading::Loosest) || reading == Reading::One(name));
         let refused_by: Vec<(&'static str, usize)> =
             readings.into_iter().filter_map(|(name, end)| matches!(end, Some((Action::Deny, _))).then(|| (name, end.unwrap().1))).collect();
-        Verdict { allowed: refused_by.is_empty(), refused_by }
+        // The loosest reading refuses only when every reading refuses.
+        let allowed = if reading == Reading::Loosest { refused_by.len() < 3 } else { refused_by.is_empty() };
+        Verdict { allowed, refused_by }
     }
+}
+
+/// Which reading of rule order the model enforces: all three at once (the
+/// stricter; the default), one alone, or the loosest (allowed when any
+/// reading allows). `DSH_ALLOW_SEATBELT_MODEL_READING` = `strictest`,
+/// `last-match`, `filtered-first`, `named-first` or `loosest`, so a suite
+/// can be run under each: a profile whose meaning depends on the reading
+/// fails here before it fails on a Mac.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    Strictest,
+    One(&'static str),
+    Loosest,
+}
+
+pub const READINGS: &[&str] = &["last-match", "filtered-first", "named-first"];
+
+pub fn reading() -> Reading {
+    static READING: std::sync::OnceLock<Reading> = std::sync::OnceLock::new();
+    *READING.get_or_init(|| match std::env::var("DSH_ALLOW_SEATBELT_MODEL_READING").as_deref() {
+        Err(_) | Ok("" | "strictest") => Reading::Strictest,
+        Ok("loosest") => Reading::Loosest,
+        Ok(r) => match READINGS.iter().find(|&&n| n == r) {
+            Some(n) => Reading::One(n),
+            None => {
+                eprintln!("sandbox-exec: DSH_ALLOW_SEATBELT_MODEL_READING={r}: one of strictest, loosest, {}", READINGS.join(", "));
+                std::process::exit(64);
+            }
+        },
+    })
 }
 
 /// Compile profile text with its `-D` parameters, as sandbox-exec does
@@ -236,6 +274,9 @@ fn filter(e: &Expr, line: usize, params: &BTreeMap<String, String>) -> Result<Fi
         };
         let re = regex::Regex::new(r).map_err(|e| format!("invalid regex {r:?}: {e} at <input string>, line {line}"))?;
         return Ok(Filter::Regex(re));
+    }
+    if vocab::other_filter(name).is_some() {
+        return Ok(Filter::NotAPath);
     }
     let inner = || args.iter().map(|a| filter(a, line, params)).collect::<Result<Vec<_>, _>>();
     match name {

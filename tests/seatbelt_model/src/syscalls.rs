@@ -107,6 +107,7 @@ nr! {
     EXECVEAT = 322, 281;
     OPEN_BY_HANDLE_AT = 304, 265;
     IO_URING_SETUP = 425, 425;
+    CONNECT = 42, 203;
 }
 
 const AT_FDCWD: i32 = libc::AT_FDCWD;
@@ -183,7 +184,25 @@ pub fn plan(nr: i64, args: [u64; 6], tid: u32, mem: &dyn Memory) -> Plan {
         n if n == EXECVEAT => exec(at_flags(fd(0), s(1), args[4])),
         n if n == OPEN_BY_HANDLE_AT => Plan::Refuse("open_by_handle_at names no path"),
         n if n == IO_URING_SETUP => Plan::Refuse("io_uring's operations would bypass the model"),
+        n if n == CONNECT => connect(args, tid, mem),
         _ => Plan::Pass,
+    }
+}
+
+/// connect(2) to a unix socket by path is `network-outbound` on that path
+/// (the optable: the operation takes path filters for unix sockets). An IP
+/// address has no path: the model does not judge `remote` filters, and
+/// passes it (README: what the model carries).
+fn connect(args: [u64; 6], tid: u32, mem: &dyn Memory) -> Plan {
+    let Some(head) = mem.u64_at(args[1]) else { return Plan::Check(vec![("network-outbound", Resolved::Unknown)]) };
+    if (head & 0xffff) as i32 != libc::AF_UNIX {
+        return Plan::Pass;
+    }
+    match mem.string(args[1] + 2) {
+        // An abstract name (leading NUL) is no path; macOS has none.
+        Some(p) if p.is_empty() => Plan::Pass,
+        Some(p) => Plan::Check(vec![("network-outbound", resolve::resolve(tid, AT_FDCWD, &p, true))]),
+        None => Plan::Check(vec![("network-outbound", Resolved::Unknown)]),
     }
 }
 
