@@ -19,7 +19,7 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 export const {
   buildReviewInput, commandGrantPrompt, compileProfile, decideIn, decideJson, explainDenials, foldLedger,
   foldLedgerJson, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
-  reviewSystemPrompt, version, withheldAt,
+  reviewSystemPrompt, version, withheldAt, workspaceRefusal,
 } = wasm;
 
 /** How long (ms) reused answers go at most without every folder behind them

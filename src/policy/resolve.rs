@@ -98,6 +98,14 @@ pub enum Why {
     NotGranted,
 }
 
+/// Why the workspace is not taken as one (`/`, or above home), as written
+/// or as it really is ([`baseline::workspace_refusal`]).
+pub fn workspace_refused(workspace: &str, home: &str, host: &dyn Host) -> Option<String> {
+    let ws = paths::normalize(workspace);
+    baseline::workspace_refusal(&ws, home)
+        .or_else(|| baseline::workspace_refusal(&host.canonical_root(&ws), &host.canonical_root(&paths::normalize(home))))
+}
+
 /// The request's rule set, prepared once per decision.
 pub struct Policy {
     pub platform: Platform,
@@ -159,8 +167,12 @@ impl Policy {
         explicit.extend(input.grants.iter().map(|r| prepare(r, Tier::Grant)));
 
         let read_only = input.mode == Mode::ReadOnly;
+        let no_workspace = workspace_refused(input.workspace, &home, host).is_some();
         let mut base = Vec::new();
         for entry in baseline::baseline(input.platform) {
+            if no_workspace && matches!(entry.root, Root::Workspace | Root::InWorkspace(_)) {
+                continue;
+            }
             let (root, label) = match entry.root {
                 Root::Abs(p) => (p.to_string(), if baseline::temp_dirs(input.platform).contains(&p) { "temp directory" } else { "system path" }),
                 Root::Home(p) => (format!("{home}/{p}"), "user toolchain or config"),
