@@ -64,7 +64,7 @@ function caps(access) {
 
 function loadNotes(load, t) {
   const notes = []
-  if (load.error !== undefined) notes.push(t('rules.error', { error: load.error }))
+  if (load.error !== undefined) notes.push(t('rules.error', { error: load.error, file: load.file }))
   for (const warning of load.warnings) notes.push(t('rules.warning', { warning }))
   return notes
 }
@@ -84,14 +84,16 @@ function listText({ store }, t) {
   return lines.join('\n')
 }
 
-function statusText({ store, fenceStatus, policyOf, core, settings }, t, session) {
+function statusText({ store, fenceStatus, policyOf, core, settings, ledger, workspaceNote }, t, session) {
   const load = store.load()
   const policy = policyOf(session)
   const fence = fenceStatus()
   const lines = [t('status.header', { version: core.version() })]
   lines.push(t('status.rules', { file: store.file, count: load.rules.length }))
   lines.push(...loadNotes(load, t))
-  lines.push(t('status.defaults', { workspace: policy.workspaceRoot }))
+  lines.push(...ledgerNotes(ledger, t))
+  const noWorkspace = workspaceNote?.(session)
+  lines.push(noWorkspace === undefined ? t('status.defaults', { workspace: policy.workspaceRoot }) : t('status.noWorkspace', { why: noWorkspace }))
   lines.push(t('status.mode', { mode: policy.mode }))
   if (fence === undefined) {
     lines.push(t('status.fence', { level: t('fence.pending'), enforce: settings.enforce, runner: settings.runner }))
@@ -108,6 +110,19 @@ function statusText({ store, fenceStatus, policyOf, core, settings }, t, session
     }
   }
   return lines.join('\n')
+}
+
+/** The audit ledger's health: every record this process could not write is told here. */
+function ledgerNotes(ledger, t) {
+  if (ledger === undefined) return []
+  if (ledger.file === undefined) return [t('status.ledger.off')]
+  const health = ledger.health?.() ?? { lost: 0 }
+  if (health.lost === 0) return [t('status.ledger.ok', { file: ledger.file })]
+  return [
+    t('status.ledger.lost', { file: ledger.file, count: health.lost, time: health.last.time, error: `${health.last.code}: ${health.last.error}` }),
+    t(ledger.failure === 'warn' ? 'status.ledger.warn' : 'status.ledger.refuse'),
+    t(health.lastOk ? 'status.ledger.nowOk' : 'status.ledger.nowFailing'),
+  ]
 }
 
 async function add({ store, policyOf, protectedFiles, core }, t, session, args) {

@@ -10,6 +10,7 @@
 // all of it.
 
 import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { resolveDshHome } from '@deepseek-ai/dsh-home-paths'
 import { BlockAssembler, createUserMessage } from '@deepseek-ai/dsh-llm'
 import * as core from './core.js'
@@ -25,6 +26,8 @@ import { createLedger } from './ledger.js'
 import { LedgerTail } from './tail.js'
 import { webRoutes } from './web.js'
 import { makeReviewer } from './review.js'
+import { ProfileFiles } from './profiles.js'
+import { sessionNotices, workspaceProblem } from './notices.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -57,9 +60,12 @@ export function apply(ctx, rawConfig) {
     platform, runner, enforce: config.enforce, scratchParent: harnessHome,
     seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec },
   })
-  // The runner's kept fences are applied without recompiling: nothing a
-  // fenced command may write can reach them, so they are protected too.
-  const protectedFiles = () => [...store.files(), config.auditFile, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  // The runner's kept fences are applied without recompiling, and it reads
+  // each call's profile from a file: nothing a fenced command may write can
+  // reach either, so both folders are protected too.
+  const profiles = new ProfileFiles(join(harnessHome, 'dsh-allow-profiles'))
+  const protectedFiles = () => [...store.files(), config.auditFile, profiles.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  const workspaceNote = (request) => workspaceProblem(core, request.workspace, request.home)
   const policyOf = (session) => {
     const policy = ctx.get('sandboxPolicy')
     if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
@@ -79,7 +85,7 @@ export function apply(ctx, rawConfig) {
     }
     return core.withheldAt(core.compileProfile(profile, core.nodeHost).plan, core.nodeHost.canonical(path))
   }
-  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate })
+  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate, workspaceNote })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
@@ -87,6 +93,9 @@ export function apply(ctx, rawConfig) {
   ctx.effect(() => ctx.tools.guard(gate.guard), 'dsh-allow: protected floor')
   ctx.effect(() => ctx.on('tools/post-execute', gate.postExecute), 'dsh-allow: release one-shot grants')
   ctx.effect(() => ctx.on('tools/result', gate.onResult), 'dsh-allow: settle calls')
+  ctx.effect(() => ctx.on('agent/session-start', sessionNotices({
+    core, policyOf, home: settings.home, createUserMessage, log: (line) => ctx.logger?.warn?.(line),
+  })), 'dsh-allow: session notices')
   // Optional: the session's own model may answer "allow once" before the card (review.js).
   const review = config.autoReview?.enabled !== true ? undefined : makeReviewer({
     autoReview: config.autoReview, core, llm: () => ctx.get('llm'), kit: { BlockAssembler, createUserMessage },
@@ -99,13 +108,16 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, fenceCache: config.fenceCache, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
+      platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
+        // A rules file at fault: the gate asks for every call, and the fence
+        // keeps the rules last read whole (its denials included).
+        const load = store.load()
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: store.load().rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
+          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
         }
@@ -117,6 +129,7 @@ export function apply(ctx, rawConfig) {
   ctx.inject(['commands'], (sub) => {
     sub.effect(() => sub.commands.register(allowCommand({
       store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(),
+      ledger, workspaceNote: (session) => workspaceProblem(core, policyOf(session).workspaceRoot, settings.home),
     })), 'dsh-allow: /allow')
   })
 
