@@ -47,7 +47,7 @@ export function makePlanner({ platform, fence, runner, fenceCache, profiles, pro
     if (platform === 'linux') {
       return {
         // By file (profiles.js): one argument caps at 128 KiB, ~1,000 rules.
-        argv: runnerArgv(runner, profile, argv, { fenceCache, profileFile: profiles?.fileFor(JSON.stringify(profile)) }),
+        argv: runnerArgv(runner, profile, argv, { fenceCache, profileFile: profiles?.forProfile(profile) }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
         // EROFS: the runner's read-only tree outside the writable roots.
         denialSignatures: ['permission denied', 'operation not permitted', 'read-only file system'],

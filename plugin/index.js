@@ -171,7 +171,8 @@ export function apply(ctx, rawConfig) {
       const forPrograms = ask.proposals.filter((p) => p.command)
       await store.update(({ rules, commands }) => {
         const merged = withProposals(rules, forPaths, core.newRuleId, new Date().toISOString())
-        const grants = [...(commands ?? [])]
+        // The store's rules are frozen: a grant gaining capabilities is a copy.
+        const grants = (commands ?? []).map((g) => ({ ...g, ...(g.access ? { access: { ...g.access } } : {}) }))
         for (const p of forPrograms) {
           const access = Object.fromEntries(Object.entries(p.access ?? {}).filter(([, v]) => v === true))
           const same = grants.find((g) => g.command === p.command && g.roots.length === 1 && g.roots[0] === p.path)

@@ -27,6 +27,26 @@ export class ProfileFiles {
     /** file → `ino:size:mtime:ctime` as this process last wrote or checked it. */
     this.checked = new Map()
     this.lastTouch = new Map()
+    /** The last profile handed over: its rules (by identity), the rest as JSON, its file. */
+    this.last = undefined
+  }
+
+  /**
+   * The file for a profile request. A session hands the same rules (the
+   * store's frozen array) call after call: while they and the rest of the
+   * profile are the ones of the last call and the file is as it was left,
+   * that file is the answer without the JSON and hash of every rule.
+   */
+  forProfile(profile) {
+    const rest = JSON.stringify({ ...profile, rules: undefined })
+    const last = this.last
+    if (last !== undefined && last.rules === profile.rules && Object.isFrozen(profile.rules) && last.rest === rest && stampOf(last.file) === this.checked.get(last.file)) {
+      this.touch(last.file)
+      return last.file
+    }
+    const file = this.fileFor(JSON.stringify(profile))
+    this.last = { rules: profile.rules, rest, file }
+    return file
   }
 
   /** The file holding `text` (the profile's JSON), written if it is not there as it should be. */

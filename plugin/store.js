@@ -86,9 +86,15 @@ export class RulesStore {
     return this.loaded({ rules: load.rules ?? [], commands: load.commands ?? [], error: undefined, warnings: load.warnings ?? [] })
   }
 
+  /**
+   * A load read whole. Frozen, rules and all: the gate and the profile
+   * files know an unchanged rule set by its identity.
+   */
   loaded(load) {
-    this.lastGood = { rules: load.rules, commands: load.commands, at: new Date().toISOString() }
-    return { file: this.file, ...load }
+    const rules = deepFreeze(load.rules)
+    const commands = deepFreeze(load.commands)
+    this.lastGood = { rules, commands, at: new Date().toISOString() }
+    return Object.freeze({ file: this.file, ...load, rules, commands })
   }
 
   /** A fault: no rules, the error, and what the file held when last read whole. */
@@ -205,6 +211,14 @@ export function writeAtomic(file, text) {
 
 function emptyLoad() {
   return { rules: [], commands: [], error: undefined, warnings: [] }
+}
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
 }
 
 function count(n, noun) {
