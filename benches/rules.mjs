@@ -179,7 +179,7 @@ for (const n of COUNTS) {
   console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)}, compiled +${ms(r.compiled)}`)
   if (withHost) {
     const h = await hostBench(n)
-    console.log(`  host: per bash call median ${ms(median(h.per))}, p90 ${ms([...h.per].sort((a, b) => a - b)[Math.floor(h.per.length * 0.9)])} (${h.calls} calls, ${h.failed} failed)`)
+    console.log(`  host: per bash call median ${ms(median(h.per))}, p90 ${ms([...h.per].sort((a, b) => a - b)[Math.floor(h.per.length * 0.9)])} (${h.calls} calls, ${h.failed} asked or failed)`)
   }
 }
 fs.rmSync(root, { recursive: true, force: true })
