@@ -315,10 +315,12 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
    * A call the gate let through whose body failed before anything ran (the
    * host refused to run it unconfined when the sandbox runner failed, the
    * floor refused it, the profile could not be handed over): its row says
-   * so, instead of reading as run.
+   * so, instead of reading as run. A command that ran has a value, whatever
+   * its exit; a cancelled one may have run part of the way, and is left be.
    */
   function recordNotRun(exec, result) {
     if (!SHELL_TOOLS.has(exec.name) || !result.isError || result.value !== undefined || !ranUnder.has(exec.callId)) return false
+    if (exec.signal?.aborted) return false
     const text = result.error?.message ?? (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ')
     ledger.append({
       kind: 'not-run', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,

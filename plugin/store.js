@@ -64,7 +64,11 @@ export class RulesStore {
       // No file is the common case: asked without an exception (a thrown
       // ENOENT cost more than the rest of a decision).
       const st = statSync(this.file, { throwIfNoEntry: false })
-      if (st === undefined) return this.remember('missing', this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad()))
+      if (st === undefined) {
+        const stamp = this.seen ? 'gone' : 'missing'
+        if (this.cached?.stamp === stamp) return this.cached.load
+        return this.remember(stamp, this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad()))
+      }
       stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
     } catch (error) {
       return this.remember(undefined, this.faulty(`${error.code ?? 'error'}: ${error.message}`))
