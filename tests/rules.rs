@@ -46,6 +46,20 @@ fn the_command_prefix_format_of_0_1_is_named_and_kept_as_an_error() {
 }
 
 #[test]
+fn a_key_given_twice_is_an_error_not_the_last_one_winning() {
+    for text in [
+        r#"{"version": 3, "rules": [{"path": "/w/secret", "access": {"read": false}}], "rules": []}"#,
+        r#"{"version": 3, "rules": [{"path": "/w/secret", "access": {"read": false, "read": true}}]}"#,
+        r#"{"version": 3, "version": 2, "rules": []}"#,
+    ] {
+        let load = parse_rules_file(text);
+        let err = load.error.unwrap_or_else(|| panic!("no error for {text}"));
+        assert!(err.contains("twice"), "{err}");
+        assert!(load.rules.is_empty());
+    }
+}
+
+#[test]
 fn a_top_level_key_this_version_does_not_know_is_an_error() {
     let load = parse_rules_file(r#"{"version": 3, "rules": [], "deny": [{"path": "/w/secret"}]}"#);
     assert!(load.error.unwrap().starts_with("deny: unknown field"));

@@ -1,6 +1,7 @@
 //! The rules file: stored path rules and command grants, parsed and validated
 //! here so every adapter reports the same errors, naming the field at fault.
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -91,8 +92,9 @@ pub fn parse_rules_file(text: &str) -> RulesLoad {
     if text.trim().is_empty() {
         return failed("the rules file is empty (cut short or wiped?); write {\"version\": 3, \"rules\": []} for no rules".into());
     }
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
+    let value: Value = match serde_json::from_str::<Distinct>(text) {
+        Ok(Distinct(v)) => v,
+        Err(e) if e.is_data() => return failed(format!("the rules file {e}")),
         Err(e) => return failed(format!("the rules file is not JSON: {e}")),
     };
     let Some(obj) = value.as_object() else {
@@ -136,6 +138,65 @@ pub fn parse_rules_file(text: &str) -> RulesLoad {
         Some(_) => return failed("commands: expected an array".into()),
     }
     load
+}
+
+/// JSON whose objects give each key once. A plain JSON reader keeps the
+/// last of two equal keys, so `{"rules": [deny…], "rules": []}` would read
+/// as no rules; here it is an error.
+struct Distinct(Value);
+
+impl<'de> Deserialize<'de> for Distinct {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DistinctVisitor).map(Distinct)
+    }
+}
+
+struct DistinctVisitor;
+
+impl<'de> Visitor<'de> for DistinctVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Distinct(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut obj = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if obj.contains_key(&key) {
+                return Err(de::Error::custom(format!("gives the key {key:?} twice")));
+            }
+            let Distinct(v) = map.next_value()?;
+            obj.insert(key, v);
+        }
+        Ok(Value::Object(obj))
+    }
 }
 
 /// Why the file's `version` is not the one this build reads, if it is not.

@@ -118,6 +118,22 @@ describe('a rules file we cannot read completely is never read as fewer rules', 
     }
   })
 
+  test('a key given twice (a second, empty "rules") fails closed, never the last one winning', async () => {
+    const world = secretWorld('rules-twice', undefined)
+    const deny = JSON.stringify([{ path: join(world.ws, 'secret'), recursive: true, access: { read: false } }])
+    const text = `{"version": 3, "rules": ${deny}, "rules": []}\n`
+    writeFileSync(world.rulesFile, text)
+    try {
+      const run = await runDsh(world, { script: [bash('cat secret/token')] })
+      const [r] = results(run)
+      assert.ok(!r.text.includes(SECRET), r.text)
+      assert.match(approvals(run)[0]?.reason ?? '', /twice/)
+      assert.equal(readFileSync(world.rulesFile, 'utf8'), text)
+    } finally {
+      cleanup(world)
+    }
+  })
+
   test('an empty file at session start is a fault, not "no rules"', async () => {
     const world = secretWorld('rules-empty', '')
     try {
