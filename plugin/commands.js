@@ -7,6 +7,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
 import { languageOf, say } from './messages.js'
+import { shown } from './text.js'
 
 const CAPABILITIES = ['read', 'write', 'create', 'delete', 'execute']
 
@@ -75,7 +76,7 @@ function listText({ store }, t) {
   if (load.rules.length === 0) lines.push(t('list.empty', { file: store.file }))
   else {
     lines.push(t('list.header', { file: store.file }))
-    load.rules.forEach((r, i) => lines.push(t('list.row', { n: i + 1, path: r.path, caps: caps(r.access), shape: shape(t, r) })))
+    load.rules.forEach((r, i) => lines.push(t('list.row', { n: i + 1, path: shown(r.path), caps: caps(r.access), shape: shape(t, r) })))
   }
   if (load.commands.length > 0) {
     lines.push(t('command.header', { file: store.file }))
@@ -138,11 +139,11 @@ async function add({ store, policyOf, protectedFiles, core }, t, session, args) 
   const expanded = expandHomePath(pathText)
   const path = isAbsolute(expanded) ? resolve(expanded) : resolve(policyOf(session).workspaceRoot, expanded)
   const real = nodeHost.canonical(path)
-  if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path }) }
+  if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path: shown(path) }) }
   const rule = { id: core.newRuleId(), path, recursive: kindText === 'folder', access, hits: 0, createdAt: new Date().toISOString() }
   try {
     const after = await store.update(({ rules, commands }) => ({ rules: [...rules, rule], commands }))
-    return success(t('add.done', { n: after.rules.length, path, caps: caps(access), shape: shape(t, rule) }))
+    return success(t('add.done', { n: after.rules.length, path: shown(path), caps: caps(access), shape: shape(t, rule) }))
   } catch (error) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
@@ -162,7 +163,7 @@ async function remove({ store }, t, args) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
   if (removed === undefined) return { kind: 'error', text: t('remove.missing', { n }) }
-  return success(t('remove.done', { n, path: removed.path, caps: caps(removed.access) }))
+  return success(t('remove.done', { n, path: shown(removed.path), caps: caps(removed.access) }))
 }
 
 async function clear({ store }, t) {
@@ -200,7 +201,7 @@ function commandGrants(deps, t, args) {
 }
 
 function commandRow(t, g, n) {
-  return t('command.row', { n, name: g.name, command: g.command, roots: g.roots.join(', '), shape: g.shape })
+  return t('command.row', { n, name: shown(g.name), command: shown(g.command), roots: shown(g.roots.join(', ')), shape: g.shape })
 }
 
 function commandListText({ store }, t) {

@@ -49,8 +49,20 @@ export class ProfileFiles {
     return file
   }
 
-  /** The file holding `text` (the profile's JSON), written if it is not there as it should be. */
+  /**
+   * The file holding `text` (the profile's JSON), written if it is not there
+   * as it should be. Throws, naming the folder, when it cannot be: confine
+   * then fails and the call does not run.
+   */
   fileFor(text) {
+    try {
+      return this.place(text)
+    } catch (error) {
+      throw new Error(`dsh-allow: the call's fence profile could not be written to ${this.dir} (${error.code ?? 'error'}: ${error.message}); nothing ran`)
+    }
+  }
+
+  place(text) {
     const file = join(this.dir, `${createHash('sha256').update(text).digest('hex').slice(0, 40)}.json`)
     const stamp = stampOf(file)
     if (stamp === undefined || stamp !== this.checked.get(file)) {

@@ -69,6 +69,11 @@ export class RulesStore {
         if (this.cached?.stamp === stamp) return this.cached.load
         return this.remember(stamp, this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad()))
       }
+      // A FIFO or a device would hang the read or never end it.
+      if (!st.isFile()) {
+        this.seen = true
+        return this.remember(undefined, this.faulty('it is not a regular file'))
+      }
       stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
     } catch (error) {
       return this.remember(undefined, this.faulty(`${error.code ?? 'error'}: ${error.message}`))
@@ -127,9 +132,11 @@ export class RulesStore {
     try {
       let current
       try {
+        if (statSync(this.file, { throwIfNoEntry: false })?.isFile() === false) throw new RulesFileError(this.file, 'it is not a regular file')
         current = this.parse(readFileSync(this.file, 'utf8'))
         this.seen = true
       } catch (error) {
+        if (error instanceof RulesFileError) throw error
         if (error.code !== 'ENOENT') throw new RulesFileError(this.file, error.message)
         // Gone after this process saw it: writing now would drop what it held.
         if (this.seen) throw new RulesFileError(this.file, this.vanished())

@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RulesFileError, RulesStore } from '../../plugin/store.js'
@@ -95,4 +96,13 @@ test('a lock left by a dead writer is broken', { skip }, async () => {
 test('the store protects its own files: rules and lock', { skip }, () => {
   const store = new RulesStore('/h/.dsh/dsh-allow.json', core)
   assert.deepEqual(store.files(), ['/h/.dsh/dsh-allow.json', '/h/.dsh/dsh-allow.json.lock'])
+})
+
+test('a FIFO or a device at the rules file\'s path is a fault, read neither for rules nor forever', { skip }, async () => {
+  const t = fresh()
+  spawnSync('mkfifo', [t.file])
+  const store = new RulesStore(t.file, core)
+  assert.match(store.load().error, /not a regular file/)
+  await assert.rejects(store.update(({ rules, commands }) => ({ rules, commands })), /not a regular file/)
+  t.done()
 })
