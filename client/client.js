@@ -66,6 +66,9 @@ window.__ModuleLoader__.load({
       'source.policy': 'Policy',
       'source.fence': 'Fence',
       'outcome.kernelDenied': 'Allowed · then denied by the kernel',
+      'outcome.notRun': 'Allowed · not run',
+      'detail.notRun': 'did not run: {why}',
+      'command.cut': '(only the start is kept: the command was {bytes} bytes)',
       'action.allow-once': 'Allow once',
       'action.always-allow': 'Always allow',
       'action.deny': 'Deny',
@@ -127,6 +130,9 @@ window.__ModuleLoader__.load({
       'source.policy': '策略',
       'source.fence': '围栏',
       'outcome.kernelDenied': '已允许 · 随后被内核拒绝',
+      'outcome.notRun': '已允许 · 未执行',
+      'detail.notRun': '未执行:{why}',
+      'command.cut': '(只保留了开头:命令共 {bytes} 字节)',
       'action.allow-once': '允许一次',
       'action.always-allow': '总是允许',
       'action.deny': '拒绝',
@@ -212,6 +218,21 @@ window.__ModuleLoader__.load({
 
     // ---- small helpers ---------------------------------------------------------
 
+    // Control characters shown escaped, as bash's $'…' writes them: a name
+    // holding a newline or a bidirectional override must not rewrite what
+    // the row or the card shows (the same table as plugin/text.js).
+    var NAMED = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\x1b': '\\e', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\0': '\\0' }
+    var CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+
+    function shown(text) {
+      if (typeof text !== 'string') return text
+      return text.replace(CONTROL, function (c) {
+        if (NAMED[c]) return NAMED[c]
+        var code = c.charCodeAt(0)
+        return code <= 0xff ? '\\x' + ('0' + code.toString(16)).slice(-2) : '\\u' + ('000' + code.toString(16)).slice(-4)
+      })
+    }
+
     function granted(access) {
       return Object.keys(access || {}).filter(function (k) { return access[k] === true })
     }
@@ -231,6 +252,10 @@ window.__ModuleLoader__.load({
      * on hover (`fullTitle`).
      */
     function shortPath(path, places) {
+      return shown(relativePath(path, places))
+    }
+
+    function relativePath(path, places) {
       if (typeof path !== 'string' || !places) return path
       var ws = places.workspace
       var home = places.home
@@ -255,13 +280,13 @@ window.__ModuleLoader__.load({
       var home = (places.home || '').replace(/\/+$/, '')
       if (ws) out = out.split(ws + '/').join('')
       if (home) out = out.split(home + '/').join('~/').split(home + ')').join('~)')
-      return out
+      return shown(out)
     }
 
     /** The hover text naming every full path behind a shortened line. */
     function fullTitle(t, paths, places) {
-      var shown = paths.filter(function (p) { return typeof p === 'string' && shortPath(p, places) !== p })
-      return shown.length === 0 ? undefined : shown.map(function (p) { return t('path.full', { path: p }) }).join('\n')
+      var full = paths.filter(function (p) { return typeof p === 'string' && shortPath(p, places) !== p })
+      return full.length === 0 ? undefined : full.map(function (p) { return t('path.full', { path: shown(p) }) }).join('\n')
     }
 
     function distinct(list) {
@@ -297,13 +322,14 @@ window.__ModuleLoader__.load({
         }
       } else if (row.reason) {
         var reason = shortText(row.reason, places)
-        parts.push({ text: reason, title: reason === row.reason ? undefined : row.reason })
+        parts.push({ text: reason, title: reason === row.reason ? undefined : shown(row.reason) })
       }
       if (row.review) {
         parts.push({ text: t('detail.review', {
-          verdict: row.review.verdict, reason: row.review.reason, latencyMs: row.review.latencyMs, route: row.review.route,
+          verdict: row.review.verdict, reason: shown(row.review.reason), latencyMs: row.review.latencyMs, route: row.review.route,
         }) })
       }
+      if (row.notRun) parts.push({ text: t('detail.notRun', { why: shown(row.notRun) }), kernel: true })
       ;(row.kernel || []).forEach(function (k) {
         var path = shortPath(k.path, places)
         var text = k.door === 'socket' ? t('detail.kernelSocket', { path: path })
@@ -316,6 +342,12 @@ window.__ModuleLoader__.load({
       return parts
     }
 
+    function outcomeKey(row) {
+      if (row.outcome === 'allowed' && row.notRun) return 'outcome.notRun'
+      if (row.outcome === 'allowed' && (row.kernel || []).length > 0) return 'outcome.kernelDenied'
+      return 'outcome.' + row.outcome
+    }
+
     function Row(props) {
       var t = props.t
       var row = props.row
@@ -324,8 +356,9 @@ window.__ModuleLoader__.load({
       var places = { workspace: row.workspace, home: row.home }
       return h('tr', { 'data-call-id': row.callId, 'data-source': row.source, 'data-outcome': row.outcome },
         h('td', { className: 'dsh-allow-note dsh-allow-time' }, timeOf(row.time)),
-        h('td', { className: 'dsh-allow-mono dsh-allow-command' }, row.command),
-        h('td', null, t(row.outcome === 'allowed' && (row.kernel || []).length > 0 ? 'outcome.kernelDenied' : 'outcome.' + row.outcome)),
+        h('td', { className: 'dsh-allow-mono dsh-allow-command' }, shown(row.command),
+          row.commandBytes ? h('div', { className: 'dsh-allow-note', 'data-command-bytes': row.commandBytes }, t('command.cut', { bytes: row.commandBytes })) : null),
+        h('td', null, t(outcomeKey(row))),
         h('td', null, h('span', { className: 'dsh-allow-badge', 'data-source': row.source }, t('source.' + row.source))),
         h('td', null, detailOf(t, row).map(function (p, i) {
           return h('div', { key: i, className: p.kernel ? 'dsh-allow-kernel' : undefined, title: p.title || fullTitle(t, p.paths || [], places) }, p.text)
@@ -541,7 +574,7 @@ window.__ModuleLoader__.load({
           h('dt', null, t('card.path')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'path' }, paths.map(function (p) {
             return h('div', { key: p, 'data-path': p, title: fullTitle(t, [p], places) }, shortPath(p, places))
           })),
-          h('dt', null, t('card.command')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'command' }, ask.command || ''),
+          h('dt', null, t('card.command')), h('dd', { className: 'dsh-allow-mono', 'data-field': 'command' }, shown(ask.command || '')),
           h('dt', null, t('card.sandbox')), h('dd', { 'data-field': 'sandbox' }, ask.mode || ''),
           // The decision's own words (what a destructive git line would lose,
           // that no fence reaches what docker's daemon runs), paths shortened.
@@ -579,6 +612,7 @@ window.__ModuleLoader__.load({
     module.exports.selectOurApproval = selectOurApproval
     module.exports.shortPath = shortPath
     module.exports.shortText = shortText
+    module.exports.shown = shown
     module.exports.inject = ['slots', 'locale']
     module.exports.apply = function (ctx) {
       ctx.effect(function () { return ctx.locale.register(NS, { zh: zh, en: en }) }, 'dsh-allow: dictionaries')

@@ -7,6 +7,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
 import { languageOf, say } from './messages.js'
+import { shown } from './text.js'
 
 const CAPABILITIES = ['read', 'write', 'create', 'delete', 'execute']
 
@@ -64,7 +65,7 @@ function caps(access) {
 
 function loadNotes(load, t) {
   const notes = []
-  if (load.error !== undefined) notes.push(t('rules.error', { error: load.error }))
+  if (load.error !== undefined) notes.push(t('rules.error', { error: load.error, file: load.file }))
   for (const warning of load.warnings) notes.push(t('rules.warning', { warning }))
   return notes
 }
@@ -75,7 +76,7 @@ function listText({ store }, t) {
   if (load.rules.length === 0) lines.push(t('list.empty', { file: store.file }))
   else {
     lines.push(t('list.header', { file: store.file }))
-    load.rules.forEach((r, i) => lines.push(t('list.row', { n: i + 1, path: r.path, caps: caps(r.access), shape: shape(t, r) })))
+    load.rules.forEach((r, i) => lines.push(t('list.row', { n: i + 1, path: shown(r.path), caps: caps(r.access), shape: shape(t, r) })))
   }
   if (load.commands.length > 0) {
     lines.push(t('command.header', { file: store.file }))
@@ -84,14 +85,16 @@ function listText({ store }, t) {
   return lines.join('\n')
 }
 
-function statusText({ store, fenceStatus, policyOf, core, settings, modes }, t, session) {
+function statusText({ store, fenceStatus, policyOf, core, settings, ledger, workspaceNote, modes }, t, session) {
   const load = store.load()
   const policy = policyOf(session)
   const fence = fenceStatus()
   const lines = [t('status.header', { version: core.version() })]
   lines.push(t('status.rules', { file: store.file, count: load.rules.length }))
   lines.push(...loadNotes(load, t))
-  lines.push(t('status.defaults', { workspace: policy.workspaceRoot }))
+  lines.push(...ledgerNotes(ledger, t))
+  const noWorkspace = workspaceNote?.(session)
+  lines.push(noWorkspace === undefined ? t('status.defaults', { workspace: policy.workspaceRoot }) : t('status.noWorkspace', { why: noWorkspace }))
   lines.push(t('status.mode', { mode: policy.mode }))
   // Sessions DSH runs unconfined, and a default preset that makes every new one so.
   for (const u of modes?.unfenced() ?? []) lines.push(t('status.unfenced', { session: u.sessionId, since: u.since }))
@@ -115,6 +118,19 @@ function statusText({ store, fenceStatus, policyOf, core, settings, modes }, t, 
   return lines.join('\n')
 }
 
+/** The audit ledger's health: every record this process could not write is told here. */
+function ledgerNotes(ledger, t) {
+  if (ledger === undefined) return []
+  if (ledger.file === undefined) return [t('status.ledger.off')]
+  const health = ledger.health?.() ?? { lost: 0 }
+  if (health.lost === 0) return [t('status.ledger.ok', { file: ledger.file })]
+  return [
+    t('status.ledger.lost', { file: ledger.file, count: health.lost, time: health.last.time, error: `${health.last.code}: ${health.last.error}` }),
+    t(ledger.failure === 'warn' ? 'status.ledger.warn' : 'status.ledger.refuse'),
+    t(health.lastOk ? 'status.ledger.nowOk' : 'status.ledger.nowFailing'),
+  ]
+}
+
 async function add({ store, policyOf, protectedFiles, core }, t, session, args) {
   if (args.length < 2 || args.length > 3) return { kind: 'error', text: t('add.usage') }
   const [capText, pathText, kindText = 'folder'] = args
@@ -128,11 +144,11 @@ async function add({ store, policyOf, protectedFiles, core }, t, session, args) 
   const expanded = expandHomePath(pathText)
   const path = isAbsolute(expanded) ? resolve(expanded) : resolve(policyOf(session).workspaceRoot, expanded)
   const real = nodeHost.canonical(path)
-  if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path }) }
+  if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path: shown(path) }) }
   const rule = { id: core.newRuleId(), path, recursive: kindText === 'folder', access, hits: 0, createdAt: new Date().toISOString() }
   try {
     const after = await store.update(({ rules, commands }) => ({ rules: [...rules, rule], commands }))
-    return success(t('add.done', { n: after.rules.length, path, caps: caps(access), shape: shape(t, rule) }))
+    return success(t('add.done', { n: after.rules.length, path: shown(path), caps: caps(access), shape: shape(t, rule) }))
   } catch (error) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
@@ -152,7 +168,7 @@ async function remove({ store }, t, args) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
   if (removed === undefined) return { kind: 'error', text: t('remove.missing', { n }) }
-  return success(t('remove.done', { n, path: removed.path, caps: caps(removed.access) }))
+  return success(t('remove.done', { n, path: shown(removed.path), caps: caps(removed.access) }))
 }
 
 async function clear({ store }, t) {
@@ -190,7 +206,7 @@ function commandGrants(deps, t, args) {
 }
 
 function commandRow(t, g, n) {
-  return t('command.row', { n, name: g.name, command: g.command, roots: g.roots.join(', '), shape: g.shape })
+  return t('command.row', { n, name: shown(g.name), command: shown(g.command), roots: shown(g.roots.join(', ')), shape: g.shape })
 }
 
 function commandListText({ store }, t) {

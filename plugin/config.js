@@ -27,6 +27,7 @@ export const Config = z.object({
   rulesFile: z.string().description('Stored rules. Default: $DSH_HOME/dsh-allow.json.'),
   auditFile: z.string().description('Audit ledger. Default: $DSH_HOME/dsh-allow-audit.ndjson.'),
   audit: z.boolean().default(true).description('false turns the audit ledger off.'),
+  auditFailure: z.union(['refuse', 'warn']).default('refuse').description('A call whose ledger record cannot be written: refuse (it does not run; the result names the file) or warn (it runs, and its result and /allow status carry the warning).'),
   promptHint: z.boolean().default(true).description('false: no system-prompt section telling the model which command grants exist and which spellings pass.'),
   sessionGrantTtlMs: z.natural().min(1).default(600000).description('Backstop lifetime of an "allow once" grant.'),
   enforce: z.union(ENFORCE_LEVELS).default('auto').description('Required kernel fence level; auto takes the strongest that probes.'),

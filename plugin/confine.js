@@ -37,7 +37,7 @@ export function wrapConfine(sandbox, plan) {
  * `compileProfile(request, host)` is the core's compiler and `host` answers
  * its real-path questions.
  */
-export function makePlanner({ platform, fence, runner, fenceCache, profileFor, compileProfile, host, sandboxExec }) {
+export function makePlanner({ platform, fence, runner, fenceCache, profiles, profileFor, compileProfile, host, sandboxExec }) {
   return (argv, policy) => {
     const status = fence.current()
     if (status === undefined || status.level === 'off') return undefined
@@ -46,7 +46,8 @@ export function makePlanner({ platform, fence, runner, fenceCache, profileFor, c
     const profile = profileFor(policy, command, status.level)
     if (platform === 'linux') {
       return {
-        argv: runnerArgv(runner, profile, argv, { fenceCache }),
+        // By file (profiles.js): one argument caps at 128 KiB, ~1,000 rules.
+        argv: runnerArgv(runner, profile, argv, { fenceCache, profileFile: profiles?.forProfile(profile) }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
         // EROFS: the runner's read-only tree outside the writable roots.
         denialSignatures: ['permission denied', 'operation not permitted', 'read-only file system'],

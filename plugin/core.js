@@ -28,6 +28,8 @@ export const nodeHost = core.nodeHost
 export const invalidate = core.invalidate
 export const parseRules = core.parseRules
 export const renderRules = core.renderRules
+/** `workspaceRefusal(workspace, home) -> string | undefined`: why a session's workspace is not one (`/`, above home). */
+export const workspaceRefusal = core.workspaceRefusal
 export const newRuleId = core.newRuleId
 export const version = core.version
 /** `commandGrantPrompt(commands) -> string`: the model's prompt section for the command grants ('' for none). */

@@ -56,10 +56,14 @@ export function persistenceOf(status) {
  * The argv that runs `argv` under the profile on Linux. With `fenceCache`
  * (a folder among the profile's protected paths) the runner reuses the fence
  * it compiled last time while nothing it was compiled from has changed.
+ * With `profileFile` (profiles.js: the profile written to a protected
+ * folder) the profile goes by file, whatever its size; else inline (the
+ * probe's small profile).
  */
-export function runnerArgv(runner, profile, argv, { fenceCache } = {}) {
+export function runnerArgv(runner, profile, argv, { fenceCache, profileFile } = {}) {
   const cache = fenceCache === undefined ? [] : ['--fence-cache', fenceCache]
-  return [runner, 'run', '--profile-json', JSON.stringify(profile), ...cache, '--', ...argv]
+  const source = profileFile === undefined ? ['--profile-json', JSON.stringify(profile)] : ['--profile-file', profileFile]
+  return [runner, 'run', ...source, ...cache, '--', ...argv]
 }
 
 /** The only Seatbelt runner dsh-allow starts (the spec fixes it; elsewhere: off). */

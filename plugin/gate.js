@@ -11,6 +11,8 @@ import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
 import { completeRemovals, pendingRemovals } from './removal.js'
 import { persistenceOf } from './fence.js'
+import { lostRecordText } from './ledger.js'
+import { shown } from './text.js'
 
 export const SHELL_TOOLS = new Set(['bash', 'pwsh'])
 export const FILE_WRITE_TOOLS = new Set(['write', 'edit', 'str_replace_editor'])
@@ -60,10 +62,12 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
       persistence: persistenceOf(fence.current()),
     }
-    const key = JSON.stringify(request)
-    if (last !== undefined && last.callId === exec.callId && last.key === key) return last.d
+    // The stored rules by identity (the store hands out one frozen load per
+    // version of the file): the JSON of 10,000 rules costs ~4 ms a call.
+    const key = JSON.stringify({ ...request, rules: undefined, commands: undefined })
+    if (last !== undefined && last.callId === exec.callId && last.key === key && last.load === load) return last.d
     const d = { request, decision: core.decide(request, host), load, policy, mode }
-    last = { callId: exec.callId, key, d }
+    last = { callId: exec.callId, key, load, d }
     return d
   }
 }
@@ -78,19 +82,25 @@ export function describeEffects(pairs) {
   return [...byPath].map(([path, caps]) => `${caps.join(',')} ${path}`).join('; ')
 }
 
-export function promptReason(decision, load) {
+/**
+ * The card's text. Paths and reasons are shown with control characters
+ * escaped (text.js): a name holding a newline must not split the card.
+ * `workspaceNote` says why the session has no workspace grant, if it has none.
+ */
+export function promptReason(decision, load, workspaceNote) {
   const named = describeEffects(decision.missing ?? [])
   let reason = `dsh-allow: ${named || decision.reason || 'this command needs a permission that is not granted'}`
   if (named && decision.reason) reason += ` (${decision.reason})`
-  if (load.error !== undefined) reason += ` — the rules file cannot be used (${load.error}), so every call asks`
-  return reason
+  if (load.error !== undefined) reason += ` — the rules file ${load.file ?? ''} cannot be used (${load.error}), so every call asks`
+  if (workspaceNote) reason += ` — ${workspaceNote}`
+  return shown(reason)
 }
 
 export function refuseReason(decision) {
   const refused = (decision.effects ?? []).filter((e) => e.refused)
   const named = describeEffects(refused)
   const why = (decision.reason ?? '').replace(/^refused:\s*/i, '').replace(/\.$/, '')
-  return `dsh-allow: refused ${named || 'this command'}${why ? ` — ${why}` : ''}. ` +
+  return `dsh-allow: refused ${shown(named || 'this command')}${why ? ` — ${shown(why)}` : ''}. ` +
     'This is the permission policy, not an error: do not retry it with another command, tool or path; ' +
     'tell the user what was refused and let them decide.'
 }
@@ -111,7 +121,7 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, withheld, invalidate }) {
+export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, withheld, invalidate, workspaceNote }) {
   /**
    * An error that does not say which operation failed (Python's
    * `PermissionError: … Permission denied: 'P'`): when P is an existing file
@@ -148,6 +158,17 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
   }
   /** callId → the decision the call ran under (the guard's), until it settles. */
   const ranUnder = new Map()
+  /** Calls refused because their record could not be written: their result already says so. */
+  const toldUnrecorded = new Set()
+  const refusesUnrecorded = () => ledger.failure !== 'warn'
+  /** The refusal of a call whose record is lost (auditFailure: refuse), or undefined. */
+  const unrecordedRefusal = (exec) => {
+    const lost = ledger.lostFor?.(exec.callId)
+    if (lost === undefined || !refusesUnrecorded()) return undefined
+    toldUnrecorded.add(exec.callId)
+    return lostRecordText(lost, 'refused')
+  }
+  // Returns what kept the record out of the ledger, if anything did.
   const record = (exec, d, outcome, extra = {}) => ledger.append({
     kind: 'decision', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
     tool: exec.name, command: exec.arguments?.command, cwd: d?.request?.cwd, mode: d?.mode, decision: outcome,
@@ -183,6 +204,13 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       return { kind: 'deny', reason: `dsh-allow: could not decide this command (${error.message}); nothing ran` }
     }
     record(exec, d, outcome)
+    // A record the ledger could not take: the call does not run (or, with
+    // auditFailure: warn, runs and its result says so).
+    const unrecorded = unrecordedRefusal(exec)
+    if (unrecorded !== undefined) {
+      grants.release(exec.callId)
+      return { kind: 'deny', reason: outcome === 'refuse' ? `${refuseReason(d.decision)} ${unrecorded}` : unrecorded }
+    }
     // A command grant's roots, and delete in the repository for git's own
     // lines: both are this call's alone, claimed by its profile.
     const carried = [...(d.decision.commandGrant?.rules ?? []), ...(d.decision.fenceGrants ?? [])]
@@ -190,7 +218,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     if (outcome !== 'prompt') grants.release(exec.callId)
     if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
     if (outcome === 'allow') return next()
-    const reason = promptReason(d.decision, d.load)
+    const reason = promptReason(d.decision, d.load, workspaceNote?.(d.request))
     if (sessionId === undefined) return { kind: 'ask', reason }
     grants.hold(sessionId, exec.callId, command)
     asks.add({
@@ -262,6 +290,9 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
    */
   function guard(exec) {
     if (!SHELL_TOOLS.has(exec.name) || !supported || typeof exec.arguments?.command !== 'string') return undefined
+    // An answer or a review the ledger could not take counts as much as the decision.
+    const unrecorded = unrecordedRefusal(exec)
+    if (unrecorded !== undefined) return unrecorded
     try {
       const d = decide(exec, grants.forCall(exec.callId))
       ranUnder.set(exec.callId, d)
@@ -276,6 +307,26 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     asks.drop(exec.callId)
     grants.release(exec.callId)
     ranUnder.delete(exec.callId)
+    ledger.forget?.(exec.callId)
+    toldUnrecorded.delete(exec.callId)
+  }
+
+  /**
+   * A call the gate let through whose body failed before anything ran (the
+   * host refused to run it unconfined when the sandbox runner failed, the
+   * floor refused it, the profile could not be handed over): its row says
+   * so, instead of reading as run. A command that ran has a value, whatever
+   * its exit; a cancelled one may have run part of the way, and is left be.
+   */
+  function recordNotRun(exec, result) {
+    if (!SHELL_TOOLS.has(exec.name) || !result.isError || result.value !== undefined || !ranUnder.has(exec.callId)) return false
+    if (exec.signal?.aborted) return false
+    const text = result.error?.message ?? (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ')
+    ledger.append({
+      kind: 'not-run', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
+      why: String(text).replace(/\s+/g, ' ').trim().slice(0, 500) || 'the tool failed before the command ran',
+    })
+    return true
   }
 
   async function postExecute(exec, result, next) {
@@ -310,6 +361,11 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
           })
         }
       }
+    }
+    const notRun = recordNotRun(exec, result)
+    const lost = ledger.lostFor?.(exec.callId)
+    if (lost !== undefined && !toldUnrecorded.has(exec.callId)) {
+      notes.push(lostRecordText(lost, ranUnder.has(exec.callId) && !notRun ? 'ran' : 'unrecorded'))
     }
     settle(exec)
     const downstream = await next()

@@ -29,6 +29,8 @@ import { webRoutes, withToken } from './web.js'
 import { makeReviewer } from './review.js'
 import { Hosts } from './hosts.js'
 import { Modes, watchModes } from './modes.js'
+import { ProfileFiles } from './profiles.js'
+import { sessionNotices, workspaceProblem } from './notices.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -61,13 +63,15 @@ export function apply(ctx, rawConfig) {
     platform, runner, enforce: config.enforce, scratchParent: harnessHome,
     seatbelt: { compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec },
   })
-  // The runner's kept fences are applied without recompiling: nothing a
-  // fenced command may write can reach them, so they are protected too.
-  // The DSH processes whose listeners no fenced call may reach (hosts.js);
-  // their folder is protected like the store.
+  // The runner's kept fences are applied without recompiling, and it reads
+  // each call's profile from a file: nothing a fenced command may write can
+  // reach either, so both folders are protected too. So is the registry of
+  // the DSH processes whose listeners no fenced call may reach (hosts.js).
+  const profiles = new ProfileFiles(join(harnessHome, 'dsh-allow-profiles'))
   const hosts = new Hosts(join(harnessHome, 'dsh-allow-hosts'))
   ctx.effect(() => hosts.register(), 'dsh-allow: host registry')
-  const protectedFiles = () => [...store.files(), config.auditFile, hosts.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  const protectedFiles = () => [...store.files(), config.auditFile, profiles.dir, hosts.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  const workspaceNote = (request) => workspaceProblem(core, request.workspace, request.home)
   const policyOf = (session) => {
     const policy = ctx.get('sandboxPolicy')
     if (policy !== undefined) return policy.resolve(session === undefined ? {} : { session })
@@ -87,7 +91,7 @@ export function apply(ctx, rawConfig) {
     }
     return core.withheldAt(core.compileProfile(profile, core.nodeHost).plan, core.nodeHost.canonical(path))
   }
-  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate })
+  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate, workspaceNote })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
@@ -101,6 +105,9 @@ export function apply(ctx, rawConfig) {
   ctx.effect(() => ctx.tools.guard(gate.guard), 'dsh-allow: protected floor')
   ctx.effect(() => ctx.on('tools/post-execute', gate.postExecute), 'dsh-allow: release one-shot grants')
   ctx.effect(() => ctx.on('tools/result', gate.onResult), 'dsh-allow: settle calls')
+  ctx.effect(() => ctx.on('agent/session-start', sessionNotices({
+    core, policyOf, home: settings.home, createUserMessage, log: (line) => ctx.logger?.warn?.(line),
+  })), 'dsh-allow: session notices')
   // Optional: the session's own model may answer "allow once" before the card (review.js).
   const review = config.autoReview?.enabled !== true ? undefined : makeReviewer({
     autoReview: config.autoReview, core, llm: () => ctx.get('llm'), kit: { BlockAssembler, createUserMessage },
@@ -113,13 +120,16 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, fenceCache: config.fenceCache, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
+      platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
+        // A rules file at fault: the gate asks for every call, and the fence
+        // keeps the rules last read whole (its denials included).
+        const load = store.load()
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: store.load().rules, grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
+          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
           hostPids: hosts.pids(),
@@ -133,7 +143,8 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['commands'], (sub) => {
     sub.effect(() => sub.commands.register(allowCommand({
-      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(), modes,
+      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(),
+      ledger, workspaceNote: (session) => workspaceProblem(core, policyOf(session).workspaceRoot, settings.home), modes,
     })), 'dsh-allow: /allow')
   })
 
@@ -180,7 +191,8 @@ export function apply(ctx, rawConfig) {
       const forPrograms = ask.proposals.filter((p) => p.command)
       await store.update(({ rules, commands }) => {
         const merged = withProposals(rules, forPaths, core.newRuleId, new Date().toISOString())
-        const grants = [...(commands ?? [])]
+        // The store's rules are frozen: a grant gaining capabilities is a copy.
+        const grants = (commands ?? []).map((g) => ({ ...g, ...(g.access ? { access: { ...g.access } } : {}) }))
         for (const p of forPrograms) {
           const access = Object.fromEntries(Object.entries(p.access ?? {}).filter(([, v]) => v === true))
           const same = grants.find((g) => g.command === p.command && g.roots.length === 1 && g.roots[0] === p.path)

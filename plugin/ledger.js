@@ -5,18 +5,31 @@
 //
 // Each line goes to the file in one write(2) on a descriptor opened with
 // O_APPEND, so writers in several DSH processes never interleave inside a
-// line. Commands and reasons pass through the core's `redact` first: the
-// ledger outlives the session and must not become a second copy of a token.
-// The file and its folder are protected paths (index.js hands `auditFile` to
-// the core), so no agent call can rewrite history.
+// line; a line left cut short by an earlier crash or full disk is ended
+// first, so it never swallows the next record. Commands and reasons pass
+// through the core's `redact` first: the ledger outlives the session and
+// must not become a second copy of a token. A command past the core's line
+// limit (refused for its size) is kept as its first 4,000 characters and its
+// size. The file and its folder are protected paths (index.js hands
+// `auditFile` to the core), so no agent call can rewrite history.
+//
+// A record that cannot be written is never lost silently: `append` returns
+// the failure, and the gate refuses the call (`auditFailure: refuse`, the
+// default) or runs it with a warning in its result (`warn`); `health()`
+// feeds `/allow status`.
 
-import { closeSync, constants, mkdirSync, openSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /** Marks our lines among whatever else might share the file (`LEDGER_VERSION`). */
 export const LEDGER_VERSION = 1
 
 const TIERS_OF_RULES = new Set(['rule', 'grant'])
+
+/** The core refuses a command line longer than this (src/shell/parse.rs MAX_COMMAND_BYTES). */
+export const MAX_COMMAND_BYTES = 64 * 1024
+/** What the ledger keeps of a command past that limit (as the reviewer is shown, src/decide/review.rs). */
+export const KEPT_COMMAND_CHARS = 4000
 
 /** DSH's approval outcomes, as the human actions the ledger names. */
 const ACTIONS = {
@@ -61,13 +74,14 @@ export function ledgerRecord(record, redact) {
   if (typeof record.sessionId !== 'string' || typeof record.callId !== 'string') return undefined
   const head = { dshAllow: LEDGER_VERSION, kind: undefined, sessionId: record.sessionId, callId: record.callId }
   if (record.kind === 'decision') {
-    const command = record.command ?? (record.path !== undefined ? `${record.tool} ${record.path}` : '')
+    const command = String(record.command ?? (record.path !== undefined ? `${record.tool} ${record.path}` : ''))
+    const bytes = Buffer.byteLength(command)
     const line = {
       ...head,
       kind: 'decision',
       time: record.time,
       tool: record.tool,
-      command: redact(String(command)),
+      command: bytes > MAX_COMMAND_BYTES ? cutCommand(redact(command)) : redact(command),
       cwd: record.cwd ?? '',
       mode: record.mode ?? '',
       decision: record.decision,
@@ -81,6 +95,7 @@ export function ledgerRecord(record, redact) {
       if (record.path !== undefined && line.missing.length === 0) line.missing = [{ path: record.path, capability: 'write' }]
     }
     if (record.commandGrant) line.commandGrant = record.commandGrant
+    if (bytes > MAX_COMMAND_BYTES) line.commandBytes = bytes
     // Where the call stood, so a reader can show its paths as `build/` or `~/.ssh/…`.
     if (typeof record.workspace === 'string') line.workspace = record.workspace
     if (typeof record.home === 'string') line.home = record.home
@@ -97,6 +112,15 @@ export function ledgerRecord(record, redact) {
         ? { path, capability: capability ?? null }
         : { path, capability: null, withheld })
     return { ...head, kind: 'kernel', time: record.time, denied: denied.map(entry) }
+  }
+  if (record.kind === 'not-run') {
+    return { ...head, kind: 'not-run', time: record.time, why: redact(String(record.why ?? '')) }
+  }
+  if (record.kind === 'review') {
+    return {
+      ...head, kind: 'review', time: record.time, verdict: record.verdict,
+      reason: redact(String(record.reason ?? '')), latencyMs: record.latencyMs, route: record.route,
+    }
   }
   if (record.kind === 'human') {
     const always = record.outcome === 'allowed-once' && (record.always ?? []).length > 0
@@ -126,18 +150,39 @@ export function ledgerRecord(record, redact) {
   return undefined
 }
 
+/** The first characters of a command, never splitting a surrogate pair. */
+function cutCommand(text) {
+  let end = KEPT_COMMAND_CHARS
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1
+  return text.slice(0, end)
+}
+
 /**
  * Append one line with a single write on an O_APPEND descriptor. The folder
- * is created private; the file is created 0600.
+ * is created private; the file is created 0600. When the file does not end
+ * a line (a crash or a full disk cut the last one short), the write starts
+ * with a newline, so the cut line stays alone and is skipped by the fold.
+ * Throws on anything that keeps the line from the file: a folder or a FIFO
+ * at the path, a read-only or immutable file, a full disk, a short write.
  */
 export function appendLine(file, line) {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
-  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600)
+  // O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of hanging the call.
+  const fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600)
   try {
-    const bytes = Buffer.from(line.endsWith('\n') ? line : `${line}\n`, 'utf8')
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' })
+    let lead = ''
+    if (st.size > 0) {
+      const last = Buffer.alloc(1)
+      if (readSync(fd, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a) lead = '\n'
+    }
+    const bytes = Buffer.from(`${lead}${line.endsWith('\n') ? line : `${line}\n`}`, 'utf8')
     const written = writeSync(fd, bytes, 0, bytes.length)
-    // A short write would leave half a line: report it, the fold skips it.
-    if (written !== bytes.length) throw new Error(`short write to ${file} (${written} of ${bytes.length} bytes)`)
+    if (written !== bytes.length) {
+      throw Object.assign(new Error(`short write to ${file} (${written} of ${bytes.length} bytes; the disk may be full)`), { code: 'ESHORT' })
+    }
   } finally {
     closeSync(fd)
   }
@@ -145,24 +190,60 @@ export function appendLine(file, line) {
 
 /**
  * The ledger of one plugin instance. `config.audit === false` turns the file
- * off (records are still published). A failed write never fails a call: it
- * is reported through `onError`.
+ * off (records are still published). `append(record)` returns undefined
+ * when the line is in the file (or there is no file), else
+ * `{ file, error, code }`: what kept it out, for the gate to refuse the
+ * call or warn (`config.auditFailure`). A call's lost records are kept by
+ * call id until the gate settles it (`lostFor`, `forget`): an answer or a
+ * review written after the gate decided counts as much as its decision.
+ * `health()` says what was lost, for `/allow status`.
  */
 export function createLedger(config, { redact, publish, onError } = {}) {
   const file = config.audit === false ? undefined : config.auditFile
   const clean = typeof redact === 'function' ? redact : (text) => text
+  const health = { lost: 0, last: undefined, lastOk: true }
+  const lostCalls = new Map()
   return {
     file,
+    failure: config.auditFailure === 'warn' ? 'warn' : 'refuse',
     append(record) {
+      let failed
       if (file !== undefined) {
         try {
           const line = ledgerRecord(record, clean)
           if (line !== undefined) appendLine(file, JSON.stringify(line))
+          health.lastOk = true
         } catch (error) {
+          failed = { file, code: error.code ?? 'EIO', error: error.message ?? String(error) }
+          health.lost += 1
+          health.last = { ...failed, time: new Date().toISOString(), callId: record.callId }
+          health.lastOk = false
+          if (typeof record.callId === 'string') lostCalls.set(record.callId, failed)
           onError?.(error)
         }
       }
       publish?.(record)
+      return failed
     },
+    health: () => ({ ...health }),
+    lostFor: (callId) => lostCalls.get(callId),
+    forget: (callId) => { lostCalls.delete(callId) },
   }
+}
+
+/**
+ * The sentence a call's result carries when a record of it could not be
+ * written: `refused` (auditFailure: refuse kept it from running), `ran` (it
+ * ran unrecorded: auditFailure: warn, or a record written after it ran),
+ * `unrecorded` (it did not run for another reason).
+ */
+export function lostRecordText(lost, how) {
+  const why = lost.error.includes(lost.file) ? lost.error : `${lost.error} (${lost.file})`
+  const head = `the audit ledger ${lost.file} could not record this call (${lost.code}: ${why})`
+  if (how === 'refused') {
+    return `dsh-allow: nothing ran — ${head}. dsh-allow does not run what it cannot record (auditFailure: refuse). ` +
+      'This is not the command\'s fault: do not retry it another way; tell the user, who can fix the file (or set auditFailure: warn).'
+  }
+  if (how === 'ran') return `dsh-allow: warning: ${head}; it ran unrecorded.`
+  return `dsh-allow: warning: ${head}.`
 }

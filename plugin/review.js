@@ -16,8 +16,6 @@
 // LLM service, nothing the grant would name, a timeout, an error, a cancelled
 // call, an answer that is not a clear ALLOW.
 
-import * as ledgers from './ledger.js'
-
 /** `provider`/`model` values that mean "the session's route". */
 const INHERIT = new Set(['', 'inherit'])
 
@@ -105,36 +103,14 @@ async function callModel({ llm, BlockAssembler, options, timeoutMs, signal }) {
   }
 }
 
-/** The review's ledger line, in the shape src/ledger.rs folds into the call's row. */
-export function reviewLine(record, redact = (text) => text) {
-  return {
-    dshAllow: ledgers.LEDGER_VERSION ?? 1,
-    kind: 'review',
-    time: record.time,
-    sessionId: record.sessionId,
-    callId: record.callId,
-    verdict: record.verdict,
-    reason: redact(String(record.reason ?? '')),
-    latencyMs: record.latencyMs,
-    route: record.route,
-  }
-}
-
 /**
- * Hand the record to the ledger: published like every record, and written
- * by ledger.js once it knows reviews; until then the line goes through its
- * own single-write append.
+ * Hand the record to the ledger: published like every record and written
+ * in the ledger's own line shape (ledger.js knows reviews); a line that
+ * cannot be written is kept against the call, which the guard then
+ * refuses or runs with a warning, as for any other record.
  */
-function writeReview(ledger, record, redact, onError) {
-  if (typeof ledger?.review === 'function') return ledger.review(record)
+function writeReview(ledger, record) {
   ledger?.append?.(record)
-  const known = typeof ledgers.ledgerRecord === 'function' && ledgers.ledgerRecord(record, redact) !== undefined
-  if (known || ledger?.file === undefined || typeof ledgers.appendLine !== 'function') return
-  try {
-    ledgers.appendLine(ledger.file, JSON.stringify(reviewLine(record, redact)))
-  } catch (error) {
-    onError?.(error)
-  }
 }
 
 /**
@@ -212,7 +188,7 @@ export function makeReviewer({ autoReview, core, llm, kit, workspaceOf, ledger, 
       tool: req.toolName, command: ask.command, verdict, reason, latencyMs: Math.max(0, now() - started), route: routeText(route),
     }
     try {
-      writeReview(ledger, record, redact, onError)
+      writeReview(ledger, record)
       log?.(`dsh-allow: auto-review ${verdict} for ${redact(String(ask.command))} (${record.latencyMs} ms, ${record.route || 'no route'}): ${redact(reason)}`)
     } catch (error) {
       onError?.(error)

@@ -2,15 +2,20 @@
 //
 // Writes are atomic (temp file in the same folder, fsync, rename, fsync of
 // the folder) and one writer at a time across processes (an O_EXCL lock file
-// beside the rules file). A file that fails to parse is reported — in
-// `/allow` and in prompts — and never overwritten or emptied. An older-format
-// file reads as no rules and is kept as `<file>.v2.bak` on the first write.
+// beside the rules file). A file that is not exactly version 3, well formed
+// — corrupt, empty, another version, an unknown key — is a fault: it reads
+// as no rules *and an error*, so every call asks (the gate) and the user is
+// told (the card, `/allow`); it is never overwritten or emptied, since what
+// we cannot read may hold the user's denials. No file at all is no rules,
+// unless this process has seen the file: a file that vanishes in the middle
+// of a session is a fault too. While the file is at fault, the kernel fence
+// keeps the last rules this process read whole (index.js).
 // Only the configured file is ever read: nothing is looked up in a workspace,
 // because repository contents must never grant host permissions.
 
 import { randomBytes } from 'node:crypto'
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync,
+  closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync,
   rmSync, statSync, writeSync,
 } from 'node:fs'
 import { dirname } from 'node:path'
@@ -20,7 +25,7 @@ const LOCK_WAIT_MS = 5_000
 
 export class RulesFileError extends Error {
   constructor(file, detail) {
-    super(`the rules file ${file} cannot be used: ${detail}; it is left unchanged — fix or remove it by hand`)
+    super(`the rules file ${file} cannot be used: ${detail}; nothing was written to it`)
     this.name = 'RulesFileError'
     this.detail = detail
   }
@@ -35,19 +40,23 @@ export class RulesStore {
     this.file = file
     this.core = core
     this.lockFile = `${file}.lock`
-    this.backupFile = `${file}.v2.bak`
     this.cached = undefined
+    /** The last load that read the whole file: `{ rules, commands, at }`. */
+    this.lastGood = undefined
+    /** Whether this process has seen the file: from then on, no file is a fault. */
+    this.seen = false
   }
 
   /** Every path this store writes: all of them are protected from the agent. */
   files() {
-    return [this.file, this.lockFile, this.backupFile]
+    return [this.file, this.lockFile]
   }
 
   /**
-   * The current rules: `{ rules, commands, error?, keepBackup, warnings }`.
+   * The current rules: `{ file, rules, commands, error?, warnings, lastGood? }`.
    * Synchronous (decisions and confine are synchronous) and cached by the
-   * file's identity, so an unchanged file is not re-read.
+   * file's identity, so an unchanged file is not re-read. On `error` there
+   * are no rules, and `lastGood` holds the rules last read whole, if any.
    */
   load() {
     let stamp
@@ -55,25 +64,56 @@ export class RulesStore {
       // No file is the common case: asked without an exception (a thrown
       // ENOENT cost more than the rest of a decision).
       const st = statSync(this.file, { throwIfNoEntry: false })
-      if (st === undefined) return this.remember('missing', emptyLoad())
-      stamp = `${st.ino}:${st.size}:${st.mtimeMs}`
+      if (st === undefined) {
+        const stamp = this.seen ? 'gone' : 'missing'
+        if (this.cached?.stamp === stamp) return this.cached.load
+        return this.remember(stamp, this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad()))
+      }
+      // A FIFO or a device would hang the read or never end it.
+      if (!st.isFile()) {
+        this.seen = true
+        return this.remember(undefined, this.faulty('it is not a regular file'))
+      }
+      stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
     } catch (error) {
-      return this.remember(undefined, failedLoad(`${error.code ?? 'error'}: ${error.message}`))
+      return this.remember(undefined, this.faulty(`${error.code ?? 'error'}: ${error.message}`))
     }
+    this.seen = true
     if (this.cached?.stamp === stamp) return this.cached.load
     let text
     try {
       text = readFileSync(this.file, 'utf8')
     } catch (error) {
-      return this.remember(undefined, failedLoad(`${error.code ?? 'error'}: ${error.message}`))
+      return this.remember(undefined, this.faulty(`${error.code ?? 'error'}: ${error.message}`))
     }
     return this.remember(stamp, this.parse(text))
   }
 
   parse(text) {
     const load = this.core.parseRules(text)
-    return { rules: load.rules ?? [], commands: load.commands ?? [], error: load.error ?? undefined,
-      keepBackup: Boolean(load.keepBackup), warnings: load.warnings ?? [] }
+    if (load.error) return this.faulty(load.error)
+    return this.loaded({ rules: load.rules ?? [], commands: load.commands ?? [], error: undefined, warnings: load.warnings ?? [] })
+  }
+
+  /**
+   * A load read whole. Frozen, rules and all: the gate and the profile
+   * files know an unchanged rule set by its identity.
+   */
+  loaded(load) {
+    const rules = deepFreeze(load.rules)
+    const commands = deepFreeze(load.commands)
+    this.lastGood = { rules, commands, at: new Date().toISOString() }
+    return Object.freeze({ file: this.file, ...load, rules, commands })
+  }
+
+  /** A fault: no rules, the error, and what the file held when last read whole. */
+  faulty(error) {
+    const held = this.lastGood === undefined || !this.seen ? '' : ` (when this session last read it whole it held ${count(this.lastGood.rules.length, 'rule')})`
+    return { file: this.file, ...emptyLoad(), error: `${error}${held}`, lastGood: this.lastGood }
+  }
+
+  vanished() {
+    return 'it was there when this session read it and is gone; every call asks until it is back (put it back, or write {"version": 3, "rules": []} to start with no rules)'
   }
 
   remember(stamp, load) {
@@ -90,18 +130,23 @@ export class RulesStore {
   async update(change) {
     const release = await this.lock()
     try {
-      let text = ''
+      let current
       try {
-        text = readFileSync(this.file, 'utf8')
+        if (statSync(this.file, { throwIfNoEntry: false })?.isFile() === false) throw new RulesFileError(this.file, 'it is not a regular file')
+        current = this.parse(readFileSync(this.file, 'utf8'))
+        this.seen = true
       } catch (error) {
+        if (error instanceof RulesFileError) throw error
         if (error.code !== 'ENOENT') throw new RulesFileError(this.file, error.message)
+        // Gone after this process saw it: writing now would drop what it held.
+        if (this.seen) throw new RulesFileError(this.file, this.vanished())
+        current = this.loaded(emptyLoad())
       }
-      const current = this.parse(text)
       if (current.error !== undefined) throw new RulesFileError(this.file, current.error)
       const next = change({ rules: current.rules, commands: current.commands })
       if (next === undefined) return current
-      if (current.keepBackup && !existsSync(this.backupFile)) writeAtomic(this.backupFile, text)
       writeAtomic(this.file, this.core.renderRules(next.rules, next.commands ?? current.commands))
+      this.seen = true
       this.cached = undefined
       return this.load()
     } finally {
@@ -176,9 +221,17 @@ export function writeAtomic(file, text) {
 }
 
 function emptyLoad() {
-  return { rules: [], commands: [], error: undefined, keepBackup: false, warnings: [] }
+  return { rules: [], commands: [], error: undefined, warnings: [] }
 }
 
-function failedLoad(error) {
-  return { ...emptyLoad(), error }
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
+}
+
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }

@@ -93,7 +93,7 @@ fn cmd_explain(args: &[String]) -> u8 {
             Ok(text) => {
                 let load = crate::policy::rules::parse_rules_file(&text);
                 if let Some(e) = &load.error {
-                    eprintln!("dsh-allow: {f}: {e} (read as no rules; the file is left as it is)");
+                    eprintln!("dsh-allow: {f}: {e} (a fault: the plugin asks before every call while the file is so; explained here with no rules)");
                 }
                 for w in &load.warnings {
                     eprintln!("dsh-allow: {f}: {w}");

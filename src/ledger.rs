@@ -24,6 +24,10 @@ pub struct LedgerRow {
     pub call_id: String,
     pub tool: String,
     pub command: String,
+    /// The command's size in bytes when `command` holds only its start (a
+    /// line past the core's limit, refused for its size, is kept cut short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_bytes: Option<u64>,
     pub cwd: String,
     /// The call's workspace and home, so a reader can show paths relative
     /// to them (absent in lines written before they were recorded).
@@ -54,6 +58,11 @@ pub struct LedgerRow {
     /// from its stderr): an allowed row can still have been stopped there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel: Vec<Value>,
+    /// Why a call that was allowed did not run after all (the host refused
+    /// to run it unconfined when the sandbox runner failed, the floor
+    /// refused it): its row must not read as run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -99,6 +108,8 @@ struct Record<'a> {
     tool: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     command: Option<Cow<'a, str>>,
+    #[serde(default)]
+    command_bytes: Option<u64>,
     #[serde(default, borrow)]
     cwd: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -131,6 +142,8 @@ struct Record<'a> {
     command_grant: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     denied: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    why: Option<Cow<'a, str>>,
 }
 
 impl Record<'_> {
@@ -148,6 +161,7 @@ struct Draft<'a> {
     call_id: Cow<'a, str>,
     tool: Cow<'a, str>,
     command: Cow<'a, str>,
+    command_bytes: Option<u64>,
     cwd: Cow<'a, str>,
     workspace: Option<Cow<'a, str>>,
     home: Option<Cow<'a, str>>,
@@ -162,6 +176,7 @@ struct Draft<'a> {
     review: Option<Value>,
     command_grant: Option<Cow<'a, str>>,
     kernel: Vec<Value>,
+    not_run: Option<Cow<'a, str>>,
 }
 
 /// An FNV-1a hasher: the fold's index needs no random keys (which cost a
@@ -225,6 +240,7 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             Some("review") => at.is_some_and(|i| f.review(i, v)),
             Some("kernel") => at.is_some_and(|i| f.kernel(i, v)),
             Some("rules" | "mode") if at.is_none() => f.change(key, v),
+            Some("not-run") => at.is_some_and(|i| f.not_run(i, v)),
             _ => false,
         };
         if !folded {
@@ -275,6 +291,7 @@ impl<'a> Folding<'a> {
                 let row = &mut self.rows[i];
                 row.tool = v.tool.unwrap_or(Cow::Borrowed("bash"));
                 row.command = v.command.unwrap_or_default();
+                row.command_bytes = v.command_bytes;
                 row.cwd = v.cwd.unwrap_or_default();
                 row.workspace = v.workspace;
                 row.home = v.home;
@@ -288,6 +305,7 @@ impl<'a> Folding<'a> {
                 row.stored = None;
                 row.review = None;
                 row.command_grant = v.command_grant;
+                row.not_run = None;
             }
             Some(_) => {}
             None => {
@@ -299,6 +317,7 @@ impl<'a> Folding<'a> {
                     call_id,
                     tool: v.tool.unwrap_or(Cow::Borrowed("bash")),
                     command: v.command.unwrap_or_default(),
+                    command_bytes: v.command_bytes,
                     cwd: v.cwd.unwrap_or_default(),
                     workspace: v.workspace,
                     home: v.home,
@@ -313,6 +332,7 @@ impl<'a> Folding<'a> {
                     review: None,
                     command_grant: v.command_grant,
                     kernel: Vec::new(),
+                    not_run: None,
                 });
             }
         }
@@ -409,6 +429,15 @@ impl<'a> Folding<'a> {
     }
 }
 
+impl<'a> Folding<'a> {
+    /// Written after an allowed call did not run: why.
+    fn not_run(&mut self, i: usize, v: Record<'a>) -> bool {
+        let Some(why) = v.why.filter(|w| !w.is_empty()) else { return false };
+        self.rows[i].not_run = Some(why);
+        true
+    }
+}
+
 /// `[]`, however spaced.
 fn empty_list(raw: &RawValue) -> bool {
     raw.get().trim().strip_prefix('[').is_some_and(|rest| rest.trim_start().starts_with(']'))
@@ -430,6 +459,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
             call_id: d.call_id.into_owned(),
             tool: d.tool.into_owned(),
             command: d.command.into_owned(),
+            command_bytes: d.command_bytes,
             cwd: d.cwd.into_owned(),
             workspace: d.workspace.map(Cow::into_owned),
             home: d.home.map(Cow::into_owned),
@@ -444,6 +474,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
             review: d.review,
             command_grant: d.command_grant.map(Cow::into_owned),
             kernel: d.kernel,
+            not_run: d.not_run.map(Cow::into_owned),
         })
         .collect();
     Folded { rows, skipped, hidden_baseline }
@@ -461,6 +492,8 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
         call_id: &'r str,
         tool: &'r str,
         command: &'r str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        command_bytes: Option<u64>,
         cwd: &'r str,
         #[serde(skip_serializing_if = "Option::is_none")]
         workspace: Option<&'r str>,
@@ -482,6 +515,8 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
         command_grant: Option<&'r str>,
         #[serde(skip_serializing_if = "<[Value]>::is_empty")]
         kernel: &'r [Value],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        not_run: Option<&'r str>,
     }
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -500,6 +535,7 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
             call_id: &d.call_id,
             tool: &d.tool,
             command: &d.command,
+            command_bytes: d.command_bytes,
             cwd: &d.cwd,
             workspace: d.workspace.as_deref(),
             home: d.home.as_deref(),
@@ -515,6 +551,7 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
             review: d.review.as_ref(),
             command_grant: d.command_grant.as_deref(),
             kernel: &d.kernel,
+            not_run: d.not_run.as_deref(),
         })
         .collect();
     serde_json::to_string(&Out { rows, skipped, hidden_baseline }).expect("rows serialize")

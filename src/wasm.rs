@@ -251,6 +251,13 @@ pub fn parse_rules(text: &str) -> Result<JsValue, JsError> {
     to_js(&crate::policy::rules::parse_rules_file(text))
 }
 
+/// Why a session's workspace is not taken as one (`/`, or above home), or
+/// undefined. Lexical: the caller passes real paths.
+#[wasm_bindgen(js_name = workspaceRefusal)]
+pub fn workspace_refusal(workspace: &str, home: &str) -> Option<String> {
+    crate::policy::baseline::workspace_refusal(workspace, home)
+}
+
 #[wasm_bindgen(js_name = renderRules)]
 pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError> {
     let rules: Vec<crate::policy::rules::Rule> = from_js(rules, "rules")?;

@@ -1,5 +1,6 @@
-//! The rules file: version 3 parses, older formats read as no rules and ask
-//! for a backup, malformed files are reported with the field at fault.
+//! The rules file: version 3 parses; every other shape — empty, no or
+//! another version, an unknown key, malformed — is an error naming what is
+//! wrong, with no rules: never read as fewer rules.
 
 use dsh_allow::policy::rules::{parse_rules_file, render_rules_file};
 
@@ -16,17 +17,52 @@ fn a_version_3_file_round_trips() {
 }
 
 #[test]
-fn the_command_prefix_format_of_0_1_reads_as_no_rules_and_asks_for_a_backup() {
+fn any_version_but_the_number_3_is_an_error_never_fewer_rules() {
+    let deny = r#"[{"path": "/w/secret", "access": {"read": false}}]"#;
+    let cases = [
+        (format!(r#"{{"rules": {deny}}}"#), "version: missing"),
+        (format!(r#"{{"version": 2, "rules": {deny}}}"#), "version: 2"),
+        (format!(r#"{{"version": "3", "rules": {deny}}}"#), r#"version: "3""#),
+        (format!(r#"{{"version": 3.0, "rules": {deny}}}"#), "version: 3.0"),
+        (format!(r#"{{"version": 4, "rules": {deny}}}"#), "newer dsh-allow"),
+        (format!(r#"{{"version": null, "rules": {deny}}}"#), "version: null"),
+    ];
+    for (text, says) in cases {
+        let load = parse_rules_file(&text);
+        let err = load.error.unwrap_or_else(|| panic!("no error for {text}"));
+        assert!(err.contains(says), "{err:?} does not say {says:?}");
+        assert!(load.rules.is_empty() && load.commands.is_empty());
+    }
+}
+
+#[test]
+fn the_command_prefix_format_of_0_1_is_named_and_kept_as_an_error() {
     for old in [r#"{"rules": ["git status", "npm test"]}"#, r#"{"version": 2, "allow": [{"prefix": "ls"}]}"#, r#"[{"command": "ls"}]"#] {
         let load = parse_rules_file(old);
         assert!(load.rules.is_empty(), "{old}");
-        if old.starts_with('{') {
-            assert!(load.keep_backup, "an older format must be kept as .v2.bak: {old}");
-            assert!(load.error.is_none());
-        } else {
-            assert!(load.error.is_some(), "a non-object is an error: {old}");
-        }
+        assert!(load.error.is_some(), "an older format is an error, not no rules: {old}");
     }
+    assert!(parse_rules_file(r#"{"rules": ["git status"]}"#).error.unwrap().contains("command prefixes"));
+}
+
+#[test]
+fn a_key_given_twice_is_an_error_not_the_last_one_winning() {
+    for text in [
+        r#"{"version": 3, "rules": [{"path": "/w/secret", "access": {"read": false}}], "rules": []}"#,
+        r#"{"version": 3, "rules": [{"path": "/w/secret", "access": {"read": false, "read": true}}]}"#,
+        r#"{"version": 3, "version": 2, "rules": []}"#,
+    ] {
+        let load = parse_rules_file(text);
+        let err = load.error.unwrap_or_else(|| panic!("no error for {text}"));
+        assert!(err.contains("twice"), "{err}");
+        assert!(load.rules.is_empty());
+    }
+}
+
+#[test]
+fn a_top_level_key_this_version_does_not_know_is_an_error() {
+    let load = parse_rules_file(r#"{"version": 3, "rules": [], "deny": [{"path": "/w/secret"}]}"#);
+    assert!(load.error.unwrap().starts_with("deny: unknown field"));
 }
 
 #[test]
@@ -64,7 +100,11 @@ fn shape_any_with_the_whole_home_is_rejected_with_a_warning() {
 }
 
 #[test]
-fn an_empty_file_is_an_empty_rule_set() {
-    let load = parse_rules_file("  \n");
-    assert!(load.rules.is_empty() && load.error.is_none() && !load.keep_backup);
+fn an_empty_file_is_an_error_not_an_empty_rule_set() {
+    for text in ["", "  \n", "\n\n"] {
+        let load = parse_rules_file(text);
+        assert!(load.error.unwrap().contains("empty"), "{text:?}");
+    }
+    let none = parse_rules_file(r#"{"version": 3, "rules": []}"#);
+    assert!(none.error.is_none() && none.rules.is_empty());
 }

@@ -107,7 +107,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         command_grant: Some(GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
         fence_grants: vec![rule()],
     };
-    let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), keep_backup: true, warnings: vec![] };
+    let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
     let preq = ProfileRequest {
         workspace: "/w".into(),
         home: "/h".into(),
@@ -131,6 +131,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         call_id: "c".into(),
         tool: "bash".into(),
         command: "c".into(),
+        command_bytes: Some(70_000),
         cwd: "/w".into(),
         workspace: Some("/w".into()),
         home: Some("/h".into()),
@@ -145,6 +146,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         review: Some(json!({})),
         command_grant: Some("g".into()),
         kernel: vec![json!({ "path": "/h/.ssh/id_ed25519", "capability": "read" })],
+        not_run: Some("the sandbox runner failed".into()),
     };
     let folded = Folded { rows: vec![row.clone()], skipped: 0, hidden_baseline: 0 };
     let fold = FoldOptions { session_id: Some("s".into()), limit: Some(1), baseline: true };

@@ -119,12 +119,15 @@ export interface GrantMatch {
   rules: Rule[];
 }
 
-/** What reading a rules file produced. On `error`, keep the file untouched. */
+/**
+ * What reading a rules file produced. On `error` (any shape but version 3,
+ * well formed: an empty file, no or another version, an unknown key) there
+ * are no rules: keep the file untouched and ask before every call.
+ */
 export interface RulesLoad {
   rules: Rule[];
   commands: CommandGrant[];
   error?: string | null;
-  keepBackup: boolean;
   warnings: string[];
 }
 
@@ -166,6 +169,8 @@ export declare function invalidate(): void;
 export declare function decide(request: DecideRequest, host?: Host | null): Decision;
 /** Parse and validate a rules file's text. Never throws for bad content: see `error`. */
 export declare function parseRules(text: string): RulesLoad;
+/** Why a session's workspace is not taken as one (`/`, or a folder above home): no workspace grant there. Pass real paths. */
+export declare function workspaceRefusal(workspace: string, home: string): string | undefined;
 /** Render rules and command grants as rules-file text. */
 export declare function renderRules(rules: RuleInput[], commands?: CommandGrantInput[]): string;
 /** The model's system-prompt section for these command grants ('' for none). */

@@ -19,7 +19,7 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 export const {
   buildReviewInput, commandGrantPrompt, compileProfile, decideIn, decideJson, explainDenials, foldLedger,
   foldLedgerJson, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
-  reviewSystemPrompt, version, withheldAt,
+  reviewSystemPrompt, version, withheldAt, workspaceRefusal,
 } = wasm;
 
 /** How long (ms) reused answers go at most without every folder behind them
@@ -440,6 +440,36 @@ export const nodeHost = Object.freeze({
  * as JSON read back: a plain copy that later changes to the caller's objects
  * cannot reach. `undefined`: the core holds none we can vouch for. */
 let sentContext;
+/** The context's fields as they were sent, by key, those frozen all the way
+ * down only: such a field, handed again as the same object, is unchanged
+ * (a store of 10,000 rules is not compared rule by rule on every call). */
+let sentFrozen = new Map();
+/** Objects proven frozen all the way down. */
+const deeplyFrozen = new WeakSet();
+
+function isDeeplyFrozen(value) {
+  if (value === null || typeof value !== 'object') return true;
+  if (deeplyFrozen.has(value)) return true;
+  if (!Object.isFrozen(value) || typeof value.toJSON === 'function') return false;
+  for (const v of Object.values(value)) if (!isDeeplyFrozen(v)) return false;
+  deeplyFrozen.add(value);
+  return true;
+}
+
+/** `sameJson` for the context, field by field, a field sent frozen and
+ * handed again as the same object counting as the same. */
+function sameContext(copy, context) {
+  if (copy === null || typeof copy !== 'object') return false;
+  let n = 0;
+  for (const key of Object.keys(context)) {
+    const v = context[key];
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    if (!Object.hasOwn(copy, key)) return false;
+    if (!(sentFrozen.get(key) === v && v !== null && typeof v === 'object') && !sameJson(copy[key], v)) return false;
+    n += 1;
+  }
+  return n === Object.keys(copy).length;
+}
 
 /** Whether `value` serialises to the same JSON as `copy` (a JSON-parsed
  * copy). Anything JSON would transform (toJSON, non-finite numbers,
@@ -540,7 +570,7 @@ function decideOuter(command, cwd, context, host) {
   // object converted field by field, and the context (workspace, rules,
   // fence…) only when it changed since the last call.
   const prior = sentContext;
-  const same = prior !== undefined && sameJson(prior, context);
+  const same = prior !== undefined && sameContext(prior, context);
   const reuse = host === nodeHost && command.length <= DECISION_TEXT_MAX;
   const g = reuse ? generation() : undefined;
   if (reuse && same) {
@@ -557,6 +587,7 @@ function decideOuter(command, cwd, context, host) {
     }
   }
   const json = same ? '' : JSON.stringify(context);
+  const frozen = same ? sentFrozen : new Map(Object.entries(context).filter(([, v]) => v !== null && typeof v === 'object' && isDeeplyFrozen(v)));
   sentContext = undefined; // until the core has taken it
   const sentBefore = contextsSent;
   scope = host === nodeHost ? new Map() : null;
@@ -567,6 +598,7 @@ function decideOuter(command, cwd, context, host) {
   if (contextsSent !== sentBefore) return JSON.parse(answer);
   if (!same) contextsSent += 1;
   sentContext = same ? prior : JSON.parse(json);
+  sentFrozen = frozen;
   if (reuse && generation() === g) {
     const key = decisionKey(cwd, command);
     decisions.delete(key);

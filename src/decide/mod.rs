@@ -372,7 +372,11 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
             }
             Unseen::SelfGuarded { program, capabilities, scope, reason } | Unseen::Regenerable { program, capabilities, scope, reason } => {
                 let regenerable = matches!(u, Unseen::Regenerable { .. });
-                let grantable = (hides_nothing || regenerable) && req.mode == Mode::WorkspaceWrite && !scope.is_empty() && scope.iter().all(|d| inside_workspace(d, &req.workspace, host));
+                let grantable = (hides_nothing || regenerable)
+                    && req.mode == Mode::WorkspaceWrite
+                    && !scope.is_empty()
+                    && crate::policy::resolve::workspace_refused(&req.workspace, &req.home, host).is_none()
+                    && scope.iter().all(|d| inside_workspace(d, &req.workspace, host));
                 for &cap in capabilities {
                     let (bounded, open) = bound_in(policy, scope, cwd, cap, fence_has(cap), host, why_refused, true);
                     let granted = !bounded && grantable && why_refused.is_none();
@@ -558,6 +562,9 @@ fn bound_in(
 fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> Vec<crate::policy::rules::Rule> {
     let hidden = analysis.unseen.iter().any(|u| matches!(u, Unseen::Opaque { .. } | Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. }));
     if req.mode != Mode::WorkspaceWrite || !analysis.runs_git || analysis.runs_code || hidden {
+        return Vec::new();
+    }
+    if crate::policy::resolve::workspace_refused(&req.workspace, &req.home, host).is_some() {
         return Vec::new();
     }
     let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::policy::baseline::REPOSITORY));

@@ -61,6 +61,23 @@ pub fn temp_dirs(platform: Platform) -> &'static [&'static str] {
     }
 }
 
+/// Why `workspace` is not taken as a workspace, when it is not: `/` or a
+/// folder above the user's home (`/home`, `/Users`) would hand the workspace
+/// baseline — read, write, create, execute — to the whole system or to every
+/// user's files. Such a session gets no workspace grant; rules and cards
+/// still work. Paths compare as given (callers pass each spelling).
+pub fn workspace_refusal(workspace: &str, home: &str) -> Option<String> {
+    let ws = crate::paths::normalize(workspace);
+    let home = crate::paths::normalize(home);
+    if ws == "/" {
+        return Some("/ is not a workspace: nothing there is granted by default".into());
+    }
+    if home != ws && crate::paths::within(&home, &ws) {
+        return Some(format!("{ws} is not a workspace (it holds the home folder {home}): nothing there is granted by default"));
+    }
+    None
+}
+
 /// Tier 3: the platform baseline, before mode narrowing.
 pub fn baseline(platform: Platform) -> Vec<Entry> {
     let mut v = vec![

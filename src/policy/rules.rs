@@ -1,6 +1,7 @@
 //! The rules file: stored path rules and command grants, parsed and validated
 //! here so every adapter reports the same errors, naming the field at fault.
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -64,8 +65,10 @@ fn strict() -> Shape {
     Shape::Strict
 }
 
-/// What reading a rules file produced. A file that fails to parse yields no
-/// rules and an `error`; the caller must keep the file untouched.
+/// What reading a rules file produced. A file that is not exactly the
+/// current version, well formed, yields no rules and an `error`: the caller
+/// must keep the file untouched and ask before every call, since what it
+/// could not read may include the user's denials.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RulesLoad {
@@ -73,36 +76,35 @@ pub struct RulesLoad {
     pub commands: Vec<CommandGrant>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The file is an older format: keep it as `<file>.v2.bak` on the next write.
-    pub keep_backup: bool,
     pub warnings: Vec<String>,
 }
 
-/// Parse the text of a rules file. Empty text is an empty rule set.
+/// The keys a version-3 file may hold at its top level.
+const FILE_KEYS: &[&str] = &["version", "rules", "commands"];
+
+/// Parse the text of a rules file. Only version 3 is read; every other
+/// shape is an error, never fewer rules: an empty file (cut, or wiped), no
+/// `version`, another version (older ones stored command prefixes, which
+/// describe no file capability and cannot be translated; a newer one may
+/// hold fields this version would drop), a top-level key this version does
+/// not know. There is no older file-capability format to migrate.
 pub fn parse_rules_file(text: &str) -> RulesLoad {
     if text.trim().is_empty() {
-        return RulesLoad::default();
+        return failed("the rules file is empty (cut short or wiped?); write {\"version\": 3, \"rules\": []} for no rules".into());
     }
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
+    let value: Value = match serde_json::from_str::<Distinct>(text) {
+        Ok(Distinct(v)) => v,
+        Err(e) if e.is_data() => return failed(format!("the rules file {e}")),
         Err(e) => return failed(format!("the rules file is not JSON: {e}")),
     };
     let Some(obj) = value.as_object() else {
-        return failed("the rules file must be a JSON object with \"version\" and \"rules\"".into());
+        return failed("the rules file must be a JSON object with \"version\": 3 and \"rules\"".into());
     };
-    match obj.get("version").and_then(Value::as_u64) {
-        Some(RULES_VERSION) => {}
-        _ => {
-            // dsh-allow 0.1 stored command prefixes, v2 another shape: neither
-            // describes file capabilities, so they cannot be translated.
-            return RulesLoad {
-                keep_backup: true,
-                warnings: vec![
-                    "the rules file is an older format (not version 3); it reads as no rules and is kept as <file>.v2.bak on the next write".into(),
-                ],
-                ..RulesLoad::default()
-            };
-        }
+    if let Some(e) = version_error(obj) {
+        return failed(e);
+    }
+    if let Some(k) = obj.keys().find(|k| !FILE_KEYS.contains(&k.as_str())) {
+        return failed(format!("{k}: unknown field (a version-3 file holds only version, rules and commands)"));
     }
     let mut load = RulesLoad::default();
     match obj.get("rules") {
@@ -136,6 +138,81 @@ pub fn parse_rules_file(text: &str) -> RulesLoad {
         Some(_) => return failed("commands: expected an array".into()),
     }
     load
+}
+
+/// JSON whose objects give each key once. A plain JSON reader keeps the
+/// last of two equal keys, so `{"rules": [deny…], "rules": []}` would read
+/// as no rules; here it is an error.
+struct Distinct(Value);
+
+impl<'de> Deserialize<'de> for Distinct {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DistinctVisitor).map(Distinct)
+    }
+}
+
+struct DistinctVisitor;
+
+impl<'de> Visitor<'de> for DistinctVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Distinct(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut obj = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if obj.contains_key(&key) {
+                return Err(de::Error::custom(format!("gives the key {key:?} twice")));
+            }
+            let Distinct(v) = map.next_value()?;
+            obj.insert(key, v);
+        }
+        Ok(Value::Object(obj))
+    }
+}
+
+/// Why the file's `version` is not the one this build reads, if it is not.
+fn version_error(obj: &Map<String, Value>) -> Option<String> {
+    let prefixes = obj.get("rules").and_then(Value::as_array).is_some_and(|r| !r.is_empty() && r.iter().all(Value::is_string));
+    match obj.get("version") {
+        Some(v) if v.as_u64() == Some(RULES_VERSION) => None,
+        None if prefixes => Some(
+            "the rules file is dsh-allow 0.1's list of command prefixes, which describe commands, not file capabilities, and cannot be translated; move it aside and add rules with /allow add".into(),
+        ),
+        None => Some(format!("version: missing (this dsh-allow reads version {RULES_VERSION}; add \"version\": {RULES_VERSION} if the rules are in its shape)")),
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > RULES_VERSION) => {
+            Some(format!("version: {n} was written by a newer dsh-allow (this one reads version {RULES_VERSION})"))
+        }
+        Some(v) => Some(format!("version: {v} is not a version this dsh-allow reads (it reads the number {RULES_VERSION}; older formats cannot be translated)")),
+    }
 }
 
 fn failed(error: String) -> RulesLoad {

@@ -202,7 +202,7 @@ describe('dsh-allow in a real DSH process', { skip: missing }, () => {
       })
       const [a] = approvals(run)
       assert.ok(a, 'even a baseline read asks')
-      assert.match(a.reason, /^dsh-allow: .*rules file cannot be used/)
+      assert.match(a.reason, /^dsh-allow: .*rules file .*cannot be used/)
       const said = run.answerer.filter((x) => x.kind === 'command')
       assert.match(said[0].result.text, /cannot be used/)
       assert.equal(said[1].result.kind, 'error')
@@ -212,14 +212,15 @@ describe('dsh-allow in a real DSH process', { skip: missing }, () => {
     }
   })
 
-  test('an old-format rules file reads as no rules and is kept as .v2.bak on the first write', async () => {
+  test('an old-format rules file is a fault, not "no rules": /allow add changes nothing and no backup is made', async () => {
     const w = makeWorld('v2')
     try {
       const old = '{"version": 2, "rules": [{"prefix": "git status"}]}\n'
       writeFileSync(w.rulesFile, old)
       const run = await runDsh(w, { commands: ['/allow add delete build'] })
-      assert.equal(readFileSync(`${w.rulesFile}.v2.bak`, 'utf8'), old)
-      assert.equal(storedRules(run).length, 1)
+      assert.equal(readFileSync(w.rulesFile, 'utf8'), old)
+      assert.equal(existsSync(`${w.rulesFile}.v2.bak`), false)
+      assert.match(run.answerer.find((x) => x.kind === 'command').result.text, /Nothing was changed.*version: 2/)
     } finally {
       cleanup(w)
     }

@@ -108,9 +108,10 @@ export function envOf(world, mode = 'workspace-write', extra = {}) {
  * model's answers when dsh-allow's auto-reviewer calls it. `env` adds to the
  * environment envOf makes; `plugins` are more test plugins from
  * tests/e2e/plugins (`{ id, file, config }`) loaded in the overlay; `wrap` is
- * an argv the dsh command runs under (e.g. sandbox-exec -p PROFILE).
+ * an argv the dsh command runs under (e.g. sandbox-exec -p PROFILE); `cwd`
+ * is where DSH starts (its session's workspace), the world's ws by default.
  */
-export async function runDsh(world, { script = [], answers = [], answerFor = {}, commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000, env = {}, plugins = [], wrap = [] } = {}) {
+export async function runDsh(world, { script = [], answers = [], answerFor = {}, commands = [], reviews = [], holdMs = 0, mode = 'workspace-write', prompt = 'run the scripted steps', timeoutMs = 60_000, env = {}, plugins = [], wrap = [], cwd = world.ws } = {}) {
   const n = ++world.runs
   const log = join(world.root, `answerer-${n}.jsonl`)
   const reviewLog = join(world.root, `reviewer-${n}.jsonl`)
@@ -132,7 +133,7 @@ export async function runDsh(world, { script = [], answers = [], answerFor = {},
   const before = new Set(sessionFiles(world))
   const argv = [...wrap, DSH, '--profile', 'headless', '--patch', overlay, prompt]
   const { code, stdout, stderr } = await spawnCollect(argv[0], argv.slice(1), {
-    cwd: world.ws, env: envOf(world, mode, env), timeoutMs,
+    cwd, env: envOf(world, mode, env), timeoutMs,
   })
   const fresh = sessionFiles(world).filter((f) => !before.has(f))
   return {

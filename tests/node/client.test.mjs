@@ -132,3 +132,12 @@ test('a reason names its paths the same way, in full on hover', () => {
   assert.equal(shortText('write on /etc/x', places), 'write on /etc/x')
   assert.equal(shortText('write on /r/wsx/a', places), 'write on /r/wsx/a')
 })
+
+test('names and commands are shown with their control characters escaped, paths shortened first', () => {
+  const { shown, shortPath, shortText } = load().exports
+  assert.equal(shown('a\nb\tc\u001b[0m\u202etxt.exe\u0085\\n'), 'a\\nb\\tc\\e[0m\\u202etxt.exe\\x85\\n')
+  assert.equal(shortPath('/w/evil\nname', { workspace: '/w', home: '/h' }), 'evil\\nname')
+  assert.equal(shortPath('/h/.ssh/\u2066k', { workspace: '/w', home: '/h' }), '~/.ssh/\\u2066k')
+  assert.equal(shortText('delete is not granted on /w/a\rb', { workspace: '/w', home: '/h' }), 'delete is not granted on a\\rb')
+  assert.equal(shown('plain 路径 ✓'), 'plain 路径 ✓')
+})

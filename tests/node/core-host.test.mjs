@@ -132,6 +132,25 @@ test('the request context is sent once, yet a rule added in place to the same ar
   assert.equal(core.decide(req).decision, 'refuse');
 });
 
+test('rules frozen all the way down are known by identity; a new array, or one only frozen on top, is compared by value', () => {
+  const ws = path.join(tmp, 'real');
+  const grant = (del) => Object.freeze({ id: 'f1', path: ws, recursive: true, access: Object.freeze({ delete: del }), hits: 0, createdAt: '' });
+  const req = {
+    command: 'rm file.txt', cwd: ws, workspace: ws, home: path.join(tmp, 'home'),
+    harnessHome: path.join(tmp, 'home', '.dsh'), platform: 'linux', mode: 'workspace-write',
+    fence: ['read', 'write', 'create', 'delete', 'execute'], rules: Object.freeze([grant(true)]),
+  };
+  assert.equal(core.decide(req).decision, 'allow');
+  assert.equal(core.decide(req).decision, 'allow', 'the same frozen rules again');
+  assert.equal(core.decide({ ...req, rules: Object.freeze([grant(false)]) }).decision, 'prompt', 'new frozen rules are new');
+  // Frozen on top only: what it holds may change, so it is compared by value.
+  const access = { delete: true };
+  const shallow = Object.freeze([{ id: 's1', path: ws, recursive: true, access, hits: 0, createdAt: '' }]);
+  assert.equal(core.decide({ ...req, rules: shallow }).decision, 'allow');
+  access.delete = false;
+  assert.equal(core.decide({ ...req, rules: shallow }).decision, 'prompt');
+});
+
 test('a bad context is an error naming the field, and the next good call decides afresh', () => {
   const ws = path.join(tmp, 'real');
   const good = {

@@ -4,11 +4,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, existsSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { appendLine, createLedger, ledgerRecord, sourceOf } from '../../plugin/ledger.js'
+import { KEPT_COMMAND_CHARS, appendLine, createLedger, ledgerRecord, lostRecordText, sourceOf } from '../../plugin/ledger.js'
+import { shown } from '../../plugin/text.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const core = await import(join(ROOT, 'pkg', 'core', 'index.js'))
@@ -122,12 +123,46 @@ test('audit: false writes nothing, and records are still published', (t) => {
   assert.equal(seen.length, 1)
 })
 
-test('a failed write is reported, never thrown at the gate', (t) => {
+test('a failed write is returned to the gate (and reported), never thrown; the call and /allow status can say what was lost', (t) => {
   const dir = scratch(t)
   const errors = []
   const ledger = createLedger({ auditFile: dir }, { redact: core.redact, onError: (e) => errors.push(e) })
-  ledger.append(decision())
+  const lost = ledger.append(decision())
   assert.equal(errors.length, 1)
+  assert.equal(lost.file, dir)
+  assert.equal(lost.code, 'EISDIR')
+  assert.equal(ledger.failure, 'refuse', 'refuse is the default')
+  assert.deepEqual(ledger.lostFor('c1'), lost)
+  assert.equal(ledger.health().lost, 1)
+  assert.match(lostRecordText(lost, 'refused'), new RegExp(`nothing ran .*${dir}.*EISDIR`))
+  ledger.forget('c1')
+  assert.equal(ledger.lostFor('c1'), undefined)
+  assert.equal(createLedger({ auditFile: dir, auditFailure: 'warn' }).failure, 'warn')
+})
+
+test('a half line left by a crash is ended first, so the next record is whole', (t) => {
+  const file = join(scratch(t), 'audit.ndjson')
+  writeFileSync(file, '{"dshAllow":1,"kind":"decision","sessionId":"s0')
+  assert.equal(createLedger({ auditFile: file }, { redact: core.redact }).append(decision()), undefined)
+  const lines = readFileSync(file, 'utf8').split('\n')
+  assert.equal(lines.length, 3)
+  assert.equal(JSON.parse(lines[1]).callId, 'c1')
+  assert.equal(core.foldLedger(readFileSync(file, 'utf8'), { sessionId: 's1' }).rows.length, 1)
+})
+
+test('a command past the core\'s 64 KiB limit is kept as its start and its size; shorter ones whole', () => {
+  const long = `echo ${'é'.repeat(40_000)}`
+  const line = ledgerRecord(decision({ command: long, decision: 'refuse' }), core.redact)
+  assert.equal(line.command, long.slice(0, KEPT_COMMAND_CHARS))
+  assert.equal(line.commandBytes, Buffer.byteLength(long))
+  const short = ledgerRecord(decision({ command: 'echo hi' }), core.redact)
+  assert.equal(short.command, 'echo hi')
+  assert.equal('commandBytes' in short, false)
+})
+
+test('control characters are shown escaped, as bash writes them; a backslash stays', () => {
+  assert.equal(shown('a\nb\tc\x1b[31m\u202etxt.exe\\n'), 'a\\nb\\tc\\e[31m\\u202etxt.exe\\n')
+  assert.equal(shown('plain 路径'), 'plain 路径')
 })
 
 test('concurrent writers in several processes never interleave inside a line', async (t) => {

@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RulesFileError, RulesStore } from '../../plugin/store.js'
@@ -38,17 +39,38 @@ test('a rules file that fails to parse is reported and never overwritten', { ski
   t.done()
 })
 
-test('an older-format file is kept as .v2.bak on the first write, and only then', { skip }, async () => {
+test('an older-format or versionless file is a fault: no rules, an error, and no write ever touches it', { skip }, async () => {
   const t = fresh()
-  const old = '{"version":2,"rules":[{"prefix":"git"}]}'
-  writeFileSync(t.file, old)
+  for (const old of ['{"version":2,"rules":[{"prefix":"git"}]}', '{"rules":[{"path":"/w/s","access":{"read":false}}]}', '{"version":"3","rules":[]}']) {
+    writeFileSync(t.file, old)
+    const store = new RulesStore(t.file, core)
+    const load = store.load()
+    assert.deepEqual(load.rules, [])
+    assert.match(load.error, /version/)
+    assert.equal(load.file, t.file)
+    await assert.rejects(store.update(({ rules, commands }) => ({ rules: [...rules, rule('/w/a', { read: true })], commands })), RulesFileError)
+    assert.equal(readFileSync(t.file, 'utf8'), old, 'kept byte for byte')
+  }
+  assert.deepEqual(readdirSync(t.dir).sort(), ['dsh-allow.json'], 'no backup, temp or lock file')
+  t.done()
+})
+
+test('an empty file is a fault at any time; a file that vanishes after it was seen is a fault, and is not written again', { skip }, async () => {
+  const t = fresh()
+  writeFileSync(t.file, '')
+  assert.match(new RulesStore(t.file, core).load().error, /empty/)
   const store = new RulesStore(t.file, core)
-  assert.deepEqual(store.load().rules, [])
-  await store.update(({ rules, commands }) => ({ rules: [...rules, rule('/w/a', { read: true })], commands }))
-  assert.equal(readFileSync(`${t.file}.v2.bak`, 'utf8'), old)
-  await store.update(({ rules, commands }) => ({ rules: [...rules, rule('/w/b', { read: true })], commands }))
-  assert.equal(readFileSync(`${t.file}.v2.bak`, 'utf8'), old)
-  assert.equal(store.load().rules.length, 2)
+  writeFileSync(t.file, JSON.stringify({ version: 3, rules: [rule('/w/secret', { read: false })] }))
+  assert.equal(store.load().rules.length, 1)
+  rmSync(t.file)
+  const gone = store.load()
+  assert.match(gone.error, /is gone/)
+  assert.match(gone.error, /held 1 rule/)
+  assert.equal(gone.lastGood.rules[0].path, '/w/secret', 'the fence keeps the rules last read whole')
+  await assert.rejects(store.update(({ rules, commands }) => ({ rules: [...rules, rule('/w/a', { read: true })], commands })), RulesFileError)
+  assert.equal(existsSync(t.file), false, 'nothing was written in its place')
+  writeFileSync(t.file, JSON.stringify({ version: 3, rules: [] }))
+  assert.equal(store.load().error, undefined, 'a file put back is read again')
   t.done()
 })
 
@@ -71,7 +93,16 @@ test('a lock left by a dead writer is broken', { skip }, async () => {
   t.done()
 })
 
-test('the store protects its own files: rules, lock and backup', { skip }, () => {
+test('the store protects its own files: rules and lock', { skip }, () => {
   const store = new RulesStore('/h/.dsh/dsh-allow.json', core)
-  assert.deepEqual(store.files(), ['/h/.dsh/dsh-allow.json', '/h/.dsh/dsh-allow.json.lock', '/h/.dsh/dsh-allow.json.v2.bak'])
+  assert.deepEqual(store.files(), ['/h/.dsh/dsh-allow.json', '/h/.dsh/dsh-allow.json.lock'])
+})
+
+test('a FIFO or a device at the rules file\'s path is a fault, read neither for rules nor forever', { skip }, async () => {
+  const t = fresh()
+  spawnSync('mkfifo', [t.file])
+  const store = new RulesStore(t.file, core)
+  assert.match(store.load().error, /not a regular file/)
+  await assert.rejects(store.update(({ rules, commands }) => ({ rules, commands })), /not a regular file/)
+  t.done()
 })

