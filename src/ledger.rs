@@ -360,6 +360,7 @@ impl<'a> Folding<'a> {
             call_id,
             tool: Cow::Borrowed(tool),
             command: v.command.unwrap_or_default(),
+            command_bytes: None,
             cwd: Cow::Borrowed(""),
             workspace: None,
             home: None,
@@ -374,6 +375,7 @@ impl<'a> Folding<'a> {
             review: None,
             command_grant: None,
             kernel: Vec::new(),
+            not_run: None,
         });
         true
     }
