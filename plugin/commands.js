@@ -32,6 +32,9 @@ export function allowCommand(deps) {
 
 export async function runAllow(deps, inv) {
   const session = inv.agent?.session
+  // Every write this invocation makes is the ledger's `/allow` change.
+  const by = { source: 'command', sessionId: session?.id, command: `/allow ${inv.rawInput.trim()}` }
+  deps = { ...deps, store: changedBy(deps.store, by) }
   const lang = languageOf(session, inv.rawInput)
   const t = (key, values) => say(lang, key, values)
   const words = inv.rawInput.trim().split(/\s+/).filter(Boolean)
@@ -48,6 +51,17 @@ export async function runAllow(deps, inv) {
     case 'command': return commandGrants(deps, t, quotedWords(inv.rawInput).slice(1))
     default: return { kind: 'error', text: t('usage') }
   }
+}
+
+/** The store, its writes labelled `by` for the ledger. */
+function changedBy(store, by) {
+  return new Proxy(store, {
+    get: (target, key) => {
+      if (key === 'update') return (change) => target.update(change, by)
+      const v = target[key]
+      return typeof v === 'function' ? v.bind(target) : v
+    },
+  })
 }
 
 function success(text) {

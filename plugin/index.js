@@ -29,6 +29,7 @@ import { webRoutes, withToken } from './web.js'
 import { makeReviewer } from './review.js'
 import { Hosts } from './hosts.js'
 import { Modes, watchModes } from './modes.js'
+import { changeRecord } from './changes.js'
 import { ProfileFiles } from './profiles.js'
 import { sessionNotices, workspaceProblem } from './notices.js'
 
@@ -95,6 +96,12 @@ export function apply(ctx, rawConfig) {
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
+  // Every change to the rules file, whoever made it, is a ledger record (changes.js).
+  let changes = 0
+  store.onChange = (change) => {
+    const record = changeRecord({ ...change, seq: changes++ })
+    if (record !== undefined) ledger.append(record)
+  }
   // A session switched to danger-full-access, or the default preset changed:
   // recorded, and shown by /allow status (modes.js).
   const modes = new Modes()
@@ -201,7 +208,7 @@ export function apply(ctx, rawConfig) {
         }
         stored = [...merged.stored, ...forPrograms]
         return stored.length === 0 ? undefined : { rules: merged.rules, commands: grants }
-      })
+      }, { source: 'card', sessionId: ask.sessionId, command: `Always allow: ${ask.command}` })
       ask.always = stored
       return stored
     },

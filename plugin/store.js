@@ -45,6 +45,24 @@ export class RulesStore {
     this.lastGood = undefined
     /** Whether this process has seen the file: from then on, no file is a fault. */
     this.seen = false
+    /** Told of every change (changes.js): `{ before, after, error?, source, sessionId?, command? }`. */
+    this.onChange = undefined
+    /** A write of ours is being read back: not a change someone else made. */
+    this.writing = false
+    /** The fault last told, so a file that stays faulty is told once. */
+    this.toldFault = undefined
+  }
+
+  /** A change this process did not make, or a fault, as the next read finds it. */
+  notice(previous, load) {
+    if (this.writing || this.onChange === undefined) return
+    if (load.error !== undefined) {
+      if (this.toldFault !== load.error && previous !== undefined) this.onChange({ before: previous, error: load.error, source: 'file' })
+      this.toldFault = load.error
+      return
+    }
+    this.toldFault = undefined
+    if (previous !== undefined && previous !== this.lastGood) this.onChange({ before: previous, after: load, source: 'file' })
   }
 
   /** Every path this store writes: all of them are protected from the agent. */
@@ -67,7 +85,10 @@ export class RulesStore {
       if (st === undefined) {
         const stamp = this.seen ? 'gone' : 'missing'
         if (this.cached?.stamp === stamp) return this.cached.load
-        return this.remember(stamp, this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad()))
+        const previous = this.lastGood
+        const load = this.seen ? this.faulty(this.vanished()) : this.loaded(emptyLoad())
+        if (this.seen) this.notice(previous, load)
+        return this.remember(stamp, load)
       }
       // A FIFO or a device would hang the read or never end it.
       if (!st.isFile()) {
@@ -86,7 +107,10 @@ export class RulesStore {
     } catch (error) {
       return this.remember(undefined, this.faulty(`${error.code ?? 'error'}: ${error.message}`))
     }
-    return this.remember(stamp, this.parse(text))
+    const previous = this.lastGood
+    const load = this.parse(text)
+    this.notice(previous, load)
+    return this.remember(stamp, load)
   }
 
   parse(text) {
@@ -125,15 +149,18 @@ export class RulesStore {
    * Change the stored rules under the cross-process lock. `change` gets the
    * freshly read `{ rules, commands }` and returns the new pair (or undefined
    * for "no change"). Throws RulesFileError, leaving the file untouched, when
-   * the current file does not parse.
+   * the current file does not parse. `by` names who changed it for the
+   * ledger: `{ source: 'card' | 'command', sessionId, command }`.
    */
-  async update(change) {
+  async update(change, by = { source: 'command' }) {
     const release = await this.lock()
     try {
       let current
       try {
         if (statSync(this.file, { throwIfNoEntry: false })?.isFile() === false) throw new RulesFileError(this.file, 'it is not a regular file')
+        const previous = this.lastGood
         current = this.parse(readFileSync(this.file, 'utf8'))
+        this.notice(previous, current)
         this.seen = true
       } catch (error) {
         if (error instanceof RulesFileError) throw error
@@ -148,7 +175,15 @@ export class RulesStore {
       writeAtomic(this.file, this.core.renderRules(next.rules, next.commands ?? current.commands))
       this.seen = true
       this.cached = undefined
-      return this.load()
+      this.writing = true
+      let after
+      try {
+        after = this.load()
+      } finally {
+        this.writing = false
+      }
+      this.onChange?.({ before: current, after, ...by })
+      return after
     } finally {
       release()
     }

@@ -12,7 +12,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cleanup } from './harness.mjs'
 import { loadPlaywright, makeWebWorld, missingWebPrerequisite, openBrowser, startSession, startWeb } from './web-harness.mjs'
@@ -144,5 +144,23 @@ describe('the host control plane is out of reach of a fenced call (real dsh web,
       body: JSON.stringify({ type: 'client-request', rpcId: 's', method: 'commands/execute', payload: { args: { agentId: sessionId, line: '/allow status', images: [] } } }),
     }).then((r) => r.text())
     assert.match(status, /danger-full-access/, status)
+    // The rule the unfenced /allow stored is a ledger row of its own, named.
+    const stored = ledger(world).find((r) => r.kind === 'rules' && r.source === 'command')
+    assert.ok(stored, 'the /allow change is recorded')
+    assert.deepEqual(stored.stored.map((s) => s.path), [join(world.home, '.ssh')], JSON.stringify(stored))
+  })
+
+  test('a hand edit of the rules file is recorded at the next read', async () => {
+    const sessionId = ledger(world).find((r) => r.kind === 'decision')?.sessionId
+    const text = JSON.parse(readFileSync(world.rulesFile, 'utf8'))
+    text.rules.push({ id: 'by-hand', path: join(world.home, 'notes'), recursive: true, access: { write: true } })
+    writeFileSync(world.rulesFile, JSON.stringify(text))
+    await fetch(`${web.url}/api/commands/execute`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'client-request', rpcId: 's', method: 'commands/execute', payload: { args: { agentId: sessionId, line: '/allow list', images: [] } } }),
+    })
+    const edit = ledger(world).find((r) => r.kind === 'rules' && r.source === 'file')
+    assert.ok(edit, 'the edit is recorded')
+    assert.match(edit.reason, /\+ write .*notes \(folder\)/)
   })
 })
