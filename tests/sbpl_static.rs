@@ -61,6 +61,7 @@ fn request(workspace: &str, home: &str, enforce: Enforce, mode: Mode, rules: Vec
         persistence: Persistence::Shut,
         host_pids: vec![],
         host_ports: vec![3080],
+        folders: vec![],
     }
 }
 
@@ -176,6 +177,7 @@ fn vector_profiles(t: &mut Tally) {
                     persistence: r.persistence,
                     host_pids: vec![],
         host_ports: vec![3080],
+        folders: vec![],
                 };
                 t.profile(&format!("vector {} ({platform:?}, {enforce:?})", case.name), &req, &case.fixture);
             }

@@ -121,6 +121,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         persistence: dsh_allow::api::Persistence::Shut,
         host_pids: vec![1],
         host_ports: vec![3080],
+        folders: vec!["/w/new".into()],
     };
     let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };

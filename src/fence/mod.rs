@@ -92,6 +92,10 @@ pub struct ProfileRequest {
     /// names ports, not processes).
     #[serde(default)]
     pub host_ports: Vec<u16>,
+    /// Folders the call's line makes that its grants need to exist when the
+    /// fence goes up (the decision's `folders`; Linux: made before it).
+    #[serde(default)]
+    pub folders: Vec<String>,
 }
 
 fn full() -> Enforce {

@@ -17,9 +17,13 @@ pub mod kept;
 #[cfg(target_os = "linux")]
 pub mod persistence;
 #[cfg(target_os = "linux")]
+pub mod arrivals;
+#[cfg(target_os = "linux")]
 pub mod isolate;
 #[cfg(target_os = "linux")]
 pub mod readonly;
+#[cfg(target_os = "linux")]
+pub mod removals;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
@@ -57,6 +61,8 @@ pub fn main(args: &[String]) -> u8 {
     let mut req = req;
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
+    let made = if req.fences() { arrivals::prepare(&mut req) } else { Default::default() };
+    #[cfg(target_os = "linux")]
     {
         if req.fences() {
             let cache = match option(opts, "--fence-cache").map(|d| crate::runner::kept::Cache::new(&d, &req)).transpose() {
@@ -71,7 +77,7 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
-            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
+            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
             let names = judge.clone();
             let report = opts.iter().any(|o| o == "--report-fence");
             // The child makes the mounts and applies Landlock: the supervisor
@@ -97,6 +103,7 @@ pub fn main(args: &[String]) -> u8 {
                 argv,
                 own_session: isolate::has_terminal(),
                 fence: Box::new(fence),
+                removals: !names.removals.is_empty() || !names.made.folders.is_empty(),
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };

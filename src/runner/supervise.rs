@@ -28,7 +28,7 @@ pub const REFUSED: &str = "dsh-allow: refused ";
 
 /// The filter: what goes to the supervisor, and what is refused outright
 /// from registers alone.
-pub fn filter_lines() -> Vec<Line> {
+pub fn filter_lines(removals: bool) -> Vec<Line> {
     let eperm = Action::Errno(libc::EPERM as u16);
     let mut lines = vec![
         Line { nr: libc::SYS_connect, when: When::Always, action: Action::Notify },
@@ -49,6 +49,13 @@ pub fn filter_lines() -> Vec<Line> {
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCSTI as u32 }, action: eperm },
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCLINUX as u32 }, action: eperm },
     ];
+    // Removals and renames, while the call holds a delete grant on an entry
+    // (removals.rs): the supervisor does exactly that one.
+    if removals {
+        for nr in [libc::SYS_unlink, libc::SYS_unlinkat, libc::SYS_rmdir, libc::SYS_rename, libc::SYS_renameat, libc::SYS_renameat2, libc::SYS_mkdir, libc::SYS_mkdirat] {
+            lines.push(Line { nr, when: When::Always, action: Action::Notify });
+        }
+    }
     // io_uring connects and opens with no system call this filter sees:
     // ENOSYS, which every user of it takes as "not here" and falls back.
     for nr in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
@@ -88,6 +95,8 @@ pub struct Child<'a> {
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
     /// Whether to report the fence on standard error once it is up.
     pub report: bool,
+    /// Whether removals and renames go to the supervisor.
+    pub removals: bool,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
@@ -153,7 +162,7 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
         Ok(lines) => lines,
         Err((code, e)) => return super::fail(code, &e),
     };
-    let listener = match seccomp::install(&seccomp::program(&filter_lines())) {
+    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.removals))) {
         Ok(l) => l,
         Err(libc::EBUSY) => {
             return super::fail(super::EXIT_FAILED, "cannot supervise sockets: this process already runs under another seccomp supervisor (EBUSY); nothing was run")
@@ -363,6 +372,9 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     let (addr_at, addr_len) = match n.data.nr as i64 {
         libc::SYS_connect => (a[1], a[2] as u32 as usize),
         libc::SYS_sendto => (a[4], a[5] as u32 as usize),
+        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_mkdir | libc::SYS_mkdirat => {
+            return removal(listener, &n, judge);
+        }
         _ => return signal(listener, &n, judge),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
@@ -421,6 +433,55 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     } else {
         work();
     }
+}
+
+/// An unlink, rmdir or rename: a granted entry's is done here, any other
+/// runs as made (removals.rs).
+fn removal(listener: RawFd, n: &Notif, judge: &Judge) {
+    use super::removals::{self, Act};
+    let a = n.data.args;
+    let path = |at: u64| read_string(n.pid, at);
+    let target = |dirfd: i32, at: u64| path(at).and_then(|p| removals::resolve(n.pid, dirfd, &p));
+    let cwd = libc::AT_FDCWD;
+    let act = match n.data.nr as i64 {
+        // A folder the runner made for the call: the line's own mkdir of it succeeds.
+        libc::SYS_mkdir | libc::SYS_mkdirat => {
+            let t = if n.data.nr as i64 == libc::SYS_mkdir { target(cwd, a[0]) } else { target(a[0] as i32, a[1]) };
+            match t {
+                Some(t) if super::arrivals::mkdir_made(&judge.made, &t.real) => Act::Done(Ok(0)),
+                _ => Act::Continue,
+            }
+        }
+        libc::SYS_unlink => removals::unlink(&judge.removals, target(cwd, a[0]), false),
+        libc::SYS_rmdir => removals::unlink(&judge.removals, target(cwd, a[0]), true),
+        libc::SYS_unlinkat => removals::unlink(&judge.removals, target(a[0] as i32, a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0),
+        libc::SYS_rename => removals::rename(&judge.removals, target(cwd, a[0]), target(cwd, a[1]), 0),
+        libc::SYS_renameat => removals::rename(&judge.removals, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), 0),
+        _ => removals::rename(&judge.removals, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), a[4] as u32),
+    };
+    match act {
+        Act::Done(result) if seccomp::still_waiting(listener, n.id) => seccomp::answer(listener, n.id, result),
+        Act::Done(_) => {}
+        Act::Continue => seccomp::let_run(listener, n.id),
+    }
+}
+
+/// A NUL-terminated string of the caller's (a path: at most PATH_MAX).
+fn read_string(pid: u32, at: u64) -> Option<String> {
+    let mut out = Vec::new();
+    let mut addr = at;
+    while out.len() < 4096 {
+        // Up to the end of the page, so an unmapped next page does not fail the read.
+        let room = 4096 - (addr % 4096) as usize;
+        let chunk = read_memory(pid, addr, room)?;
+        if let Some(end) = chunk.iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..end]);
+            return String::from_utf8(out).ok();
+        }
+        out.extend_from_slice(&chunk);
+        addr += room as u64;
+    }
+    None
 }
 
 /// A signal: to a process of this call (or a group, or everyone: the

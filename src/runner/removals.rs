@@ -1,0 +1,164 @@
+//! Removing exactly what a delete grant names (Linux).
+//!
+//! Landlock puts the right to remove an entry on the folder that holds it,
+//! so a grant of delete on `build` (Allow once on `rm -rf build`, a rule on
+//! one file) empties `build` but cannot remove `build` itself, nor rename
+//! `moved.txt` away, without delete on the whole workspace. The decision
+//! means the entry itself, so the supervisor does that one removal: the
+//! filter sends the call's unlink, rmdir and rename calls to it while the
+//! call holds such a grant, and it resolves each as the caller would. One
+//! whose target is exactly a granted entry it performs itself, through a
+//! descriptor of the entry's folder and the entry's name (nothing is looked
+//! up twice); a rename also needs its destination to be one the call may
+//! create and no repository surface or protected path. Every other call
+//! runs as made, and Landlock judges it.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::fence::ProfileRequest;
+use crate::paths;
+
+/// What the supervisor may remove itself, and where a moved entry may go.
+#[derive(Clone, Debug, Default)]
+pub struct Removals {
+    /// Entries a rule or grant of the call gives delete on, as real paths.
+    pub entries: Vec<String>,
+    /// Folders where the call's fence lets it create (a rename's destination).
+    pub create_roots: Vec<String>,
+    /// Paths no removal or rename may touch: protected files, repositories.
+    pub shut: Vec<String>,
+}
+
+impl Removals {
+    /// From the profile: explicit rules and grants with delete (not the
+    /// baseline's tool state, whose folders a tool empties but rarely
+    /// removes, so ordinary calls pay nothing), less `.git` folders, the
+    /// workspace itself and protected paths.
+    pub fn of(req: &ProfileRequest) -> Removals {
+        use crate::policy::capability::Capability::{Create, Delete};
+        let ws = paths::normalize(&req.workspace);
+        let mut shut: Vec<String> = req.protected_files.iter().map(|p| paths::normalize(p)).collect();
+        shut.extend(req.repository_surfaces());
+        let entries = req
+            .rules
+            .iter()
+            .chain(&req.grants)
+            .filter(|r| r.access.grants(Delete))
+            .map(|r| paths::normalize(&r.path))
+            .filter(|p| p != "/" && *p != ws && !p.split('/').any(|c| c == ".git") && !shut.iter().any(|s| paths::within(p, s) || paths::within(s, p)))
+            .filter_map(|p| std::fs::canonicalize(&p).ok().map(|c| c.to_string_lossy().into_owned()))
+            .collect();
+        let mut create_roots = vec![ws];
+        create_roots.extend(req.rules.iter().chain(&req.grants).filter(|r| r.access.grants(Create)).map(|r| paths::normalize(&r.path)));
+        Removals { entries, create_roots, shut }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn granted(&self, path: &str) -> bool {
+        self.entries.iter().any(|e| e == path)
+    }
+
+    fn may_arrive(&self, path: &str) -> bool {
+        self.create_roots.iter().any(|r| paths::within(path, r))
+            && !self.shut.iter().any(|s| paths::within(path, s))
+            && !path.split('/').any(|c| c == ".git")
+    }
+}
+
+/// A caller's path, resolved as the kernel would for it: the folder it
+/// names (opened, following links as a lookup does), and the last name.
+pub struct Target {
+    pub dir: OwnedFd,
+    pub name: CString,
+    /// The folder's real path joined with the name.
+    pub real: String,
+}
+
+/// Resolve `path` (relative to `dirfd` of thread `tid`, or its working
+/// directory) without following a link in its last component.
+pub fn resolve(tid: u32, dirfd: i32, path: &str) -> Option<Target> {
+    let trimmed = path.trim_end_matches('/');
+    let (parent, name) = match trimmed.rfind('/') {
+        Some(0) => ("/", &trimmed[1..]),
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (".", trimmed),
+    };
+    if name.is_empty() || name == "." || name == ".." {
+        return None;
+    }
+    // Resolved in the supervisor's own mount namespace, by the caller's
+    // folder's path: the same paths, one mount for all of them (in the
+    // caller's namespace each writable root is a mount of its own, and a
+    // rename between two fails with EXDEV).
+    let base = if parent.starts_with('/') {
+        parent.to_string()
+    } else {
+        let from = if dirfd == libc::AT_FDCWD { format!("/proc/{tid}/cwd") } else { format!("/proc/{tid}/fd/{dirfd}") };
+        let dir = std::fs::read_link(from).ok()?.to_string_lossy().into_owned();
+        format!("{dir}/{parent}")
+    };
+    let c = CString::new(base).ok()?;
+    // SAFETY: a NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a new descriptor.
+    let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    let real_dir = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?.to_string_lossy().into_owned();
+    let real = if real_dir == "/" { format!("/{name}") } else { format!("{real_dir}/{name}") };
+    Some(Target { dir, name: CString::new(name).ok()?, real })
+}
+
+/// What the supervisor does with one unlink, rmdir or rename.
+pub enum Act {
+    /// Not a granted entry: the call runs as made, Landlock judges it.
+    Continue,
+    /// Done here, with this result.
+    Done(Result<i64, i32>),
+}
+
+/// `unlink`, `unlinkat`, `rmdir` of a granted entry: removed here.
+pub fn unlink(removals: &Removals, target: Option<Target>, rmdir: bool) -> Act {
+    let Some(t) = target else { return Act::Continue };
+    if !removals.granted(&t.real) {
+        return Act::Continue;
+    }
+    let flags = if rmdir { libc::AT_REMOVEDIR } else { 0 };
+    // SAFETY: a directory descriptor we own and a NUL-terminated name.
+    let r = unsafe { libc::unlinkat(reopen(&t.dir).as_raw_fd(), t.name.as_ptr(), flags) };
+    Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
+}
+
+/// A rename whose source is a granted entry: done here when its destination
+/// is one the call may create and touches no repository or protected path.
+pub fn rename(removals: &Removals, from: Option<Target>, to: Option<Target>, flags: u32) -> Act {
+    let (Some(from), Some(to)) = (from, to) else { return Act::Continue };
+    if !removals.granted(&from.real) {
+        return Act::Continue;
+    }
+    if !removals.may_arrive(&to.real) {
+        return Act::Continue;
+    }
+    // SAFETY: directory descriptors we own, NUL-terminated names, flags.
+    let r = unsafe { libc::syscall(libc::SYS_renameat2, reopen(&from.dir).as_raw_fd(), from.name.as_ptr(), reopen(&to.dir).as_raw_fd(), to.name.as_ptr(), flags) };
+    Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
+}
+
+/// An O_PATH descriptor of a folder as one `*at` calls can change entries
+/// through (the same folder, reopened by its /proc link).
+fn reopen(dir: &OwnedFd) -> OwnedFd {
+    let c = CString::new(format!("/proc/self/fd/{}", dir.as_raw_fd())).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let fd: RawFd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        // SAFETY: dup of a descriptor we own (the *at call will fail plainly).
+        return unsafe { OwnedFd::from_raw_fd(libc::dup(dir.as_raw_fd())) };
+    }
+    // SAFETY: a new descriptor.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
