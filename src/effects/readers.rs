@@ -212,8 +212,9 @@ fn names_secret(spelled: &str, sink: &Sink) -> bool {
         None => return false,
     };
     let harness = paths::absolute("/", cx.harness_home, cx.home);
+    let stores = crate::policy::baseline::credential_paths(cx.home, if cx.harness_home.is_empty() { "" } else { &harness });
     let sensitive = |p: &str| {
-        crate::policy::baseline::CREDENTIAL_STORES.iter().any(|store| paths::within(p, &format!("{}/{store}", cx.home.trim_end_matches('/'))))
+        stores.iter().any(|store| paths::within(p, store))
             || (!cx.harness_home.is_empty() && paths::within(p, &harness))
             || cx.protected_files.iter().any(|f| paths::within(p, &paths::absolute("/", f, cx.home)))
     };

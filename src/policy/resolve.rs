@@ -202,7 +202,7 @@ impl Policy {
             explicit,
             baseline: base,
             for_fence: input.for_fence,
-            credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
+            credentials: baseline::credential_paths(&home, &if input.harness_home.is_empty() { String::new() } else { abs(input.harness_home) }).iter().map(|p| Spellings::of_root(p, host)).collect(),
             startup: baseline::STARTUP_FILES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             home,
         }
