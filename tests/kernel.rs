@@ -515,3 +515,27 @@ fn credentials_inside_baseline_folders_stay_shut_to_hidden_code() {
     let own = t.profile(json!([rule(&t.p("home/.config/git/credentials"), false, &["read"])]));
     assert!(t.ok(&own, &format!("cat {}", t.p("home/.config/git/credentials"))), "a rule for the store did not open it");
 }
+
+/// The harness home holds the plugin, its profile and its store: a rule on
+/// the home around it does not open it to hidden code (only a rule written
+/// for it would).
+#[test]
+fn a_rule_on_home_leaves_the_harness_home_unchangeable() {
+    let Some(t) = Tree::new("harness-home") else { return };
+    fs::create_dir_all(t.base.join("home/.dsh/profiles/headless")).unwrap();
+    fs::write(t.base.join("home/.dsh/profiles/headless/cordis.patch.yml"), "- insert: []\n").unwrap();
+    fs::write(t.base.join("home/notes.txt"), "notes\n").unwrap();
+    let profile = t.profile(json!([rule(&t.p("home"), true, &["read", "write", "create", "delete"])]));
+    let patch = t.p("home/.dsh/profiles/headless/cordis.patch.yml");
+    for script in [
+        format!("echo '- insert: [evil]' >> {patch}"),
+        format!("python3 -c 'open(\"{patch}\", \"w\").write(\"evil\")'"),
+        format!("mkdir {}", t.p("home/.dsh/profiles/headless/node_modules")),
+        format!("rm -f {patch}"),
+        format!("echo x > {}", t.p("home/.dsh/new")),
+    ] {
+        assert!(!t.ok(&profile, &script), "the harness home changed with: {script}");
+    }
+    assert_eq!(fs::read_to_string(&patch).unwrap(), "- insert: []\n");
+    assert!(t.ok(&profile, &format!("echo more >> {} && cat {patch}", t.p("home/notes.txt"))), "the rest of home follows the rule");
+}

@@ -148,6 +148,12 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     // A program named by a path may be anything (`./cat` is not cat).
     let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
     out.runs_code |= !known;
+    if !known && program(base).is_some() || (name.contains('/') && !project_program(name, cwd, cx)) {
+        // Code its text does not show runs in this folder, and may fill it.
+        for d in cwd.0.iter().flatten() {
+            out.unseen.push(Unseen::Named { program: name.to_string(), path: d.clone() });
+        }
+    }
     out.runs_git |= name == "git";
     let args = &argv[1..];
     if name == "trap" || (name == "builtin" && args.first().map(Arg::text) == Some("trap")) {
@@ -161,7 +167,14 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     }
     let Some(prog) = program(base) else {
         if !BUILTINS.contains(&name) {
-            readers::named_secrets(args.iter(), &mut Sink { cx, cwd, out });
+            let mut sink = Sink { cx, cwd, out };
+            readers::named_secrets(args.iter(), &mut sink);
+            // The project's own programs (`./configure --prefix=/usr/local`)
+            // run as its scripts do; any other program outside the table is
+            // judged by what its words name.
+            if !project_program(name, cwd, cx) {
+                readers::named_paths(name, args.iter(), &mut sink);
+            }
         }
         return;
     };
@@ -246,6 +259,12 @@ fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
             }
         }
     }
+}
+
+/// A program named by a path inside the workspace: the project's own.
+fn project_program(name: &str, cwd: &Cwd, cx: &Context) -> bool {
+    let ws = paths::normalize(cx.workspace);
+    name.contains('/') && cwd.0.as_ref().is_some_and(|dirs| dirs.iter().all(|d| paths::within(&paths::absolute(d, name, cx.home), &ws)))
 }
 
 /// The execute effect on the binary a name starts.

@@ -87,6 +87,8 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
                 sink.opaque(format!("{name} {sub} changes the global prefix its configuration names"));
             } else if let Some(p) = &prefix {
                 under(sink, p, &[Create, Write, Delete], &format!("{name} {sub} installs into `{}`", p.text()));
+            } else {
+                project_install(name, sink);
             }
             if let Some(dir) = s.values(&["--modules-folder"]).first() {
                 under(sink, dir, &[Create, Write, Delete], &format!("{name} installs into `{}`", dir.text()));
@@ -135,6 +137,22 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
         }
         "store" => sink.opaque(format!("{name} store changes the store its configuration names")),
         _ => {}
+    }
+}
+
+/// An install into the project where it runs: its `node_modules` filled,
+/// its manifest and lock file written (in the workspace, the baseline's;
+/// elsewhere — another project, the harness's own profile — asked or
+/// refused as those paths are).
+fn project_install(name: &str, sink: &mut Sink) {
+    let lock = match name {
+        "pnpm" => "pnpm-lock.yaml",
+        "yarn" => "yarn.lock",
+        _ => "package-lock.json",
+    };
+    sink.path_with(&Arg::Literal("node_modules".into()), create_or_write);
+    for file in ["package.json", lock] {
+        sink.fill(&Arg::Literal(file.into()));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Readers and filters: the operands they read, and the few files their
 //! options write (`sort -o`, `jq`/`yq -i`, `uniq`'s output operand).
 
-use super::sink::Sink;
+use super::sink::{Sink, Unseen};
 use super::split::{option_arg, Split};
 use super::writers;
 use crate::host::PathKind;
@@ -180,6 +180,38 @@ pub(super) fn named_secrets<'a>(words: impl Iterator<Item = &'a Arg>, sink: &mut
                 sink.path(&Arg::Literal(spelled.to_string()), Read);
             }
         }
+    }
+}
+
+/// Family 6 of issue 34: a program outside the table may write, replace or
+/// delete what its words name (`pandoc -o F`, `sponge F`, `gio trash F`).
+/// Each word that names a path — absolute, from `~`, with a `/` in it, or
+/// one that exists where the program runs — is recorded as named by the
+/// program ([`Unseen::Named`]), and so is the folder it runs in, which it
+/// may fill. The decision judges them; the kernel bounds them when it
+/// fences every change.
+#[inline(never)]
+pub(super) fn named_paths<'a>(program: &str, words: impl Iterator<Item = &'a Arg>, sink: &mut Sink) {
+    let cx = sink.cx;
+    let Some(dirs) = sink.dirs().cloned() else { return };
+    let mut named: Vec<String> = dirs.clone();
+    for a in words {
+        let Arg::Literal(word) = a else { continue };
+        for spelled in word_paths(word) {
+            let path_like = spelled.starts_with('/') || spelled.starts_with('~') || spelled.contains('/');
+            for base in &dirs {
+                let at = paths::absolute(base, spelled, cx.home);
+                // A bare name counts when it is there, or is a repository's
+                // surface even before it exists (`.gitmodules`, `.git`).
+                let surface = crate::policy::baseline::repository_surface(&at).is_some() || paths::file_name(&at) == ".git";
+                if (path_like || surface || cx.host.kind(&at) != PathKind::Missing) && !named.contains(&at) {
+                    named.push(at);
+                }
+            }
+        }
+    }
+    for path in named {
+        sink.out.unseen.push(Unseen::Named { program: program.to_string(), path });
     }
 }
 

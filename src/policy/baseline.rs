@@ -163,15 +163,22 @@ pub const STARTUP_FILES: &[&str] = &[
 /// the folder holding `.git` (read-only bind mounts; see runner.rs).
 pub const REPOSITORY_SURFACES: &[&str] = &[".git/hooks", ".git/config", ".gitmodules"];
 
+/// Files inside a `.git` folder (at any depth: a worktree's own folder in
+/// `.git/worktrees/NAME` too) whose contents decide what git runs or where
+/// it finds its repository: its configuration, and the pointers that move
+/// the repository elsewhere (gitrepository-layout(5): `commondir`, a
+/// worktree's `gitdir`, `objects/info/alternates`).
+pub const REPOSITORY_FILES: &[&str] = &["config", "config.worktree", "commondir", "gitdir", "alternates", "http-alternates"];
+
 /// Whether `path` is a persistence surface inside a repository, and which:
-/// the surface's own path (the `hooks` folder, the `config` file,
+/// the surface's own path (the `hooks` folder, a [`REPOSITORY_FILES`] file,
 /// `.gitmodules`).
 pub fn repository_surface(path: &str) -> Option<String> {
     let mut at = 0usize;
     let mut in_git = false;
     for seg in path.split('/') {
         let end = at + seg.len();
-        if in_git && (seg == "hooks" || ((seg == "config" || seg == "config.worktree") && end == path.len())) {
+        if in_git && (seg == "hooks" || (REPOSITORY_FILES.contains(&seg) && end == path.len())) {
             return Some(path[..end].to_string());
         }
         if seg == ".git" {
