@@ -174,6 +174,8 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
             // judged by what its words name.
             if !project_program(name, cwd, cx) {
                 readers::named_paths(name, args.iter(), &mut sink);
+                starts::spelled_commands(name, args, &mut sink, depth);
+                what_it_starts(cx, out);
             }
         }
         return;
@@ -202,6 +204,7 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
 fn what_it_starts(cx: &Context, out: &mut Analysis) {
     for Started { what, cwd, depth, fold } in std::mem::take(&mut out.started) {
         match (what, fold) {
+            (what, Fold::SpelledBy(program)) => spelled(&program, what, &cwd, cx, depth, out),
             (Start::Argv(argv), Fold::AsIs) => run(&argv, &cwd, cx, depth, out),
             (Start::Shell(program), _) => nested_program(&program, &mut Sink { cx, cwd: &cwd, out }, depth),
             (Start::Argv(argv), Fold::ComputedUnder(scope)) => {
@@ -233,6 +236,30 @@ fn what_it_starts(cx: &Context, out: &mut Analysis) {
                 out.found.extend(inner.found);
             }
         }
+    }
+}
+
+/// A command spelled in the words of `program`, a program outside the
+/// table (issue 34, family 4): judged apart; if it would do more than read,
+/// or run code, the line is inline code (allowed only under a full fence).
+fn spelled(program: &str, what: Start, cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+    let mut part = part_of(out);
+    let text = match &what {
+        Start::Argv(argv) => {
+            run(argv, cwd, cx, depth, &mut part);
+            argv.iter().map(Arg::text).collect::<Vec<_>>().join(" ")
+        }
+        Start::Shell(code) => {
+            nested_program(code, &mut Sink { cx, cwd, out: &mut part }, depth);
+            code.text().to_string()
+        }
+    };
+    let changes = part.effects.iter().any(|e| !matches!(e.capability, Read | Execute));
+    // A program PATH cannot find now starts nothing anyone can name.
+    let hides = part.unseen.iter().any(|u| !matches!(u, Unseen::NotOnPath { .. } | Unseen::Computed { capability: Read, .. }));
+    if part.runs_code || changes || hides {
+        let shown: String = text.chars().take(60).collect();
+        out.unseen.push(Unseen::Opaque { reason: format!("`{program}` is outside the table and its words spell a command (`{shown}`) it may run") });
     }
 }
 
@@ -334,6 +361,12 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Openssl => tools::openssl(args, sink),
         Role::History => tools::history(args, sink),
         Role::Make => tools::make(args, sink),
+        Role::MultiCall => wrappers::multi_call(name, args, sink, depth),
+        Role::Debugger => starts::debugger(name, args, sink, depth),
+        Role::Runs => starts::runs(name, args, sink, depth),
+        Role::Environment => starts::environment(name, args, sink, depth),
+        Role::Gio => tools::gio(args, sink, depth),
+        Role::Convert => writers::convert(name, s, sink),
     }
 }
 

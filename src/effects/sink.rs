@@ -154,6 +154,10 @@ pub(super) enum Fold {
     /// `xargs`: the operands arrive on standard input, so every path effect
     /// but the program's execute is computed, under the working directory.
     FromInput(Vec<String>),
+    /// A command the words of a program outside the table spell (`mytool
+    /// rm -rf ~/x`): whether that program runs it the line does not show.
+    /// Anything it would do beyond reading makes the line inline code.
+    SpelledBy(String),
 }
 
 pub(super) struct Sink<'a, 'b> {
@@ -418,7 +422,12 @@ impl Sink<'_, '_> {
     /// A shell program given as one word runs here (`bash -c WORD`): read
     /// and judged like the line itself when it is literal, opaque otherwise.
     pub(super) fn shell_program(&mut self, program: &Arg, depth: usize) {
-        self.out.started.push(Started { what: Start::Shell(program.clone()), cwd: self.cwd.clone(), depth, fold: Fold::AsIs });
+        self.shell_program_as(program, depth, Fold::AsIs);
+    }
+
+    /// [`Sink::shell_program`], folded into the line by `fold`.
+    pub(super) fn shell_program_as(&mut self, program: &Arg, depth: usize, fold: Fold) {
+        self.out.started.push(Started { what: Start::Shell(program.clone()), cwd: self.cwd.clone(), depth, fold });
     }
 }
 

@@ -110,6 +110,25 @@ pub(super) enum Role {
     /// A container client (`daemon::client`): subcommands that only ask the
     /// daemon what it has start nothing; the rest hand it a command to run.
     Daemon,
+    /// A multi-call binary (`busybox rm …`, `coreutils --coreutils-prog=rm
+    /// …`): judged as the program it is asked to be.
+    MultiCall,
+    /// A debugger (`gdb --args CMD…`, `lldb -- CMD…`): the command judged as
+    /// itself, and the debugger's own commands and init files opaque.
+    Debugger,
+    /// Runs the shell commands its operands and options spell (`hyperfine
+    /// 'CMD' --prepare 'CMD'`, `watchexec -- CMD`, `nodemon --exec CMD`,
+    /// `entr CMD`): each judged as the line itself.
+    Runs,
+    /// Sets an environment from files the line does not show, then starts
+    /// a command (`direnv exec DIR CMD`, `mise exec -- CMD`, `nix-shell
+    /// --run CMD`, `pipenv run CMD`): opaque, and the command judged too.
+    Environment,
+    /// `gio SUB …`: its file subcommands read as the programs they are.
+    Gio,
+    /// In-place converters (`dos2unix`, `unix2dos`): each file rewritten
+    /// through a temp file beside it, or `-n IN OUT`.
+    Convert,
 }
 
 /// How a wrapper finds the program it starts.
@@ -130,6 +149,9 @@ pub(super) enum Wrapper {
     /// before the command (chrt's only when it is a number); with `-p` the
     /// operand is a running process and nothing is started.
     Leading,
+    /// `setarch ARCH [opts] cmd`, `faketime [opts] TIME cmd`: one operand
+    /// always before the command, options again after it.
+    Operand,
 }
 
 pub(super) struct Program {
@@ -264,7 +286,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["scp"], takes_value: &["-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X"], kind: Kind::Role(Role::Copy) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
-    Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
+    Program { names: &["python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "deno", "bun", "lua", "Rscript", "osascript", "pwsh", "powershell", "expect", "tclsh", "wish"], takes_value: &["-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-M", "--input-type"], kind: Kind::Role(Role::Interpreter) },
     Program { names: &["eval", "source", "."], takes_value: &[], kind: Kind::Role(Role::Opaque) },
     // Wrappers, followed to the program they start.
     Program { names: &["sudo", "sudoedit"], takes_value: &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--close-from"], kind: Kind::Wrapper(Wrapper::Options) },
@@ -288,6 +310,43 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["prlimit"], takes_value: &["-p", "--pid"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["caffeinate"], takes_value: &["-t", "-w"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["xargs"], takes_value: &["-I", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars", "--process-slot-var"], kind: Kind::Wrapper(Wrapper::Xargs) },
+    // More wrappers (issue 34): each starts the command its words spell,
+    // which is judged as itself.
+    Program { names: &["eatmydata", "chronic", "catchsegv", "dbus-run-session", "ccache", "sccache", "distcc", "icecc", "linux32", "linux64", "i386", "x86_64", "uname26", "arch"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    // valgrind's own options are `--name=value` or flags; its `--log-file=F` is written.
+    Program { names: &["valgrind"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["fakeroot"], takes_value: &["-l", "-s", "-i", "-b", "--lib", "--faked"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["faketime"], takes_value: &["-p", "--date-prog"], kind: Kind::Wrapper(Wrapper::Operand) },
+    Program { names: &["setarch"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Operand) },
+    Program { names: &["numactl"], takes_value: &["-N", "-m", "-C", "-i", "-p", "-P", "-w", "--cpunodebind", "--membind", "--physcpubind", "--interleave", "--preferred", "--preferred-many", "--weighted-interleave"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["tini", "tini-static"], takes_value: &["-p", "-e"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["xvfb-run"], takes_value: &["-n", "-s", "-f", "-e", "-p", "-w", "--server-num", "--server-args", "--auth-file", "--error-file", "--xauth-protocol", "--wait"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["rlwrap"], takes_value: &["-b", "-C", "-D", "-e", "-f", "-g", "-H", "-l", "-M", "-O", "-p", "-P", "-q", "-s", "-S", "-t", "-w", "-z", "--break-chars", "--command-name", "--history-no-dupes", "--extra-char-after-completion", "--file", "--forget-matching", "--history-filename", "--logfile", "--multi-line", "--only-cook", "--prompt-colour", "--pre-given", "--quote-characters", "--histsize", "--substitute-prompt", "--set-term-name", "--wait-before-prompt", "--filter"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["proxychains", "proxychains4", "torsocks", "tsocks"], takes_value: &["-f", "-a", "-u", "-p", "-P"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["trickle"], takes_value: &["-u", "-d", "-w", "-t", "-l", "-n"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["systemd-inhibit"], takes_value: &["--what", "--who", "--why", "--mode"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["pkexec"], takes_value: &["--user"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["xcrun"], takes_value: &["--sdk", "--toolchain", "-sdk", "-toolchain"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["busybox", "toybox", "coreutils"], takes_value: &[], kind: Kind::Role(Role::MultiCall) },
+    Program { names: &["gdb", "lldb", "cgdb"], takes_value: &[], kind: Kind::Role(Role::Debugger) },
+    Program { names: &["hyperfine", "watchexec", "nodemon", "entr"], takes_value: &[], kind: Kind::Role(Role::Runs) },
+    Program { names: &["direnv", "mise", "rtx", "asdf", "nix-shell", "nix", "pipenv", "pdm", "hatch", "rye", "envdir", "dotenv", "chpst"], takes_value: &[], kind: Kind::Role(Role::Environment) },
+    // Programs outside the coreutils that write or delete what their
+    // operands and options name (issue 34).
+    Program { names: &["gio"], takes_value: &[], kind: Kind::Role(Role::Gio) },
+    Program { names: &["sponge"], takes_value: &[], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["fallocate"], takes_value: &["-l", "-o", "--length", "--offset"], kind: Kind::Role(Role::CreateOrWrite) },
+    Program { names: &["trash-put", "trash", "rmtrash", "gtrash"], takes_value: &[], kind: Kind::Role(Role::Each(&[Delete])) },
+    Program { names: &["dos2unix", "unix2dos", "mac2unix", "unix2mac"], takes_value: &["-c", "--convmode", "-f"], kind: Kind::Role(Role::Convert) },
+    Program { names: &["iconv"], takes_value: &["-f", "-t", "-o", "--from-code", "--to-code", "--output"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["setfacl"], takes_value: &["-m", "-M", "-x", "-X", "--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file", "--restore"], kind: Kind::Role(Role::Each(&[Write])) },
+    Program { names: &["setfattr"], takes_value: &["-n", "-v", "-x", "--name", "--value", "--remove", "--restore"], kind: Kind::Role(Role::Each(&[Write])) },
+    Program { names: &["chattr"], takes_value: &["-v", "-p"], kind: Kind::Role(Role::WriteAfterFirst) },
+    Program { names: &["getfacl", "lsattr", "ldd", "nm", "size", "namei"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["getfattr"], takes_value: &["-n", "-e", "-m", "--name", "--encoding", "--match"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["objdump"], takes_value: &["-j", "-M", "-b", "-m", "--section", "--disassembler-options", "--target", "--architecture"], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["readelf"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["which", "whereis", "whatis", "apropos", "man", "info", "tldr", "pgrep", "pidof", "basename", "dirname"], takes_value: &[], kind: Kind::Role(Role::Each(&[])) },
 ];
 
 /// Options whose value names a file the program fills (creates, or
@@ -304,6 +363,10 @@ pub(super) const FILLS: &[(&[&str], &[&str])] = &[
     (&["wget"], &["--save-cookies", "--hsts-file"]),
     (&["strace", "ltrace"], &["-o", "--output"]),
     (&["time"], &["-o", "--output"]),
+    (&["xvfb-run"], &["-e", "--error-file", "-f", "--auth-file"]),
+    (&["rlwrap"], &["-l", "--logfile", "-H", "--history-filename"]),
+    (&["iconv"], &["-o", "--output"]),
+    (&["valgrind"], &["--log-file", "--xml-file"]),
 ];
 
 /// Options whose value names a file the program reads and writes back.
@@ -321,6 +384,7 @@ pub(super) const RUNS: &[(&[&str], &[&str])] = &[
     (&["install"], &["--strip-program"]),
     (&["rg"], &["--pre"]),
     (&["split"], &["--filter"]),
+    (&["rlwrap"], &["-z", "--filter"]),
 ];
 
 /// Options whose value is a folder the program makes files in, with names
@@ -336,7 +400,10 @@ pub(super) const MAKES_IN: &[(&[&str], &[&str], &[Capability])] = &[
 impl Program {
     /// Whether the program runs code its command line does not show.
     pub(super) fn runs_code(&self) -> bool {
-        matches!(self.kind, Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Daemon | Role::Make | Role::RemoteShell))
+        matches!(
+            self.kind,
+            Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Daemon | Role::Make | Role::RemoteShell | Role::Debugger | Role::Environment)
+        )
     }
 }
 

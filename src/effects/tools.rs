@@ -297,3 +297,67 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
         sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
     }
 }
+
+/// `gio SUB …`: its file subcommands read as the programs they are
+/// (`copy` as cp, `move` as mv, `remove`/`trash` as rm, `mkdir`), `save`
+/// fills its file, `set` and `rename` change theirs; `open`, `launch` and
+/// `mount` hand the work to the desktop, outside this process tree.
+/// `file://` locations are paths; other locations are computed.
+#[inline(never)]
+pub(super) fn gio(args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(sub) = args.first().map(Arg::text) else { return };
+    let rest: Vec<Arg> = args[1..]
+        .iter()
+        .map(|a| match a.literal() {
+            Some(t) if t.starts_with("file://") => Arg::Literal(t["file://".len()..].to_string()),
+            Some(t) if t.contains("://") => Arg::Computed { text: t.to_string() },
+            _ => a.clone(),
+        })
+        .collect();
+    let as_program = |program: &str| -> Vec<Arg> { std::iter::once(Arg::Literal(program.into())).chain(rest.iter().cloned()).collect() };
+    let s = split(&rest, &["-a", "--attributes", "-t", "--type", "-e", "--etag"]);
+    match sub {
+        "copy" => sink.start(&as_program("cp"), depth),
+        "move" => sink.start(&as_program("mv"), depth),
+        "remove" | "trash" => {
+            for f in &s.operands {
+                sink.path(f, Delete);
+            }
+            if sub == "trash" && s.has(&["--empty"]) {
+                let trash = Arg::Literal(format!("{}/.local/share/Trash", sink.cx.home.trim_end_matches('/')));
+                sink.unknown_names_in(Some(&trash), &[Delete], "gio trash --empty removes what the trash holds");
+            }
+        }
+        "mkdir" => sink.start(&as_program("mkdir"), depth),
+        "save" => {
+            if let Some(f) = s.operands.first() {
+                sink.fill(f);
+            }
+        }
+        "set" => {
+            if let Some(f) = s.operands.first() {
+                sink.path(f, Write);
+            }
+        }
+        "rename" => {
+            if let [from, to, ..] = s.operands.as_slice() {
+                sink.path(from, Delete);
+                if let (Some(f), Some(t)) = (from.literal(), to.literal()) {
+                    sink.path(&Arg::Literal(format!("{}/{t}", super::writers::folder_of(f).trim_end_matches('/'))), Create);
+                } else {
+                    sink.computed(Create, "gio rename names the new file at run time".into());
+                }
+            }
+        }
+        "cat" | "info" | "list" | "tree" => {
+            for f in &s.operands {
+                sink.path(f, Read);
+            }
+        }
+        "open" | "launch" | "mount" => sink.out.unseen.push(Unseen::Escapes {
+            program: None,
+            reason: format!("gio {sub} hands the work to the desktop, outside this process tree and its fence"),
+        }),
+        _ => {}
+    }
+}

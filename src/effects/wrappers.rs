@@ -73,6 +73,12 @@ pub(super) fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], sink
                 rest = rest.get(1..).unwrap_or(&[]);
             }
         }
+        Wrapper::Operand => {
+            // The operand (an architecture, a time), then options again.
+            rest = rest.get(1..).unwrap_or(&[]);
+            let (_, j) = starts::leading_options(rest, prog.takes_value, false);
+            rest = &rest[j.min(rest.len())..];
+        }
         _ => {}
     }
     if rest.is_empty() {
@@ -116,4 +122,27 @@ fn where_it_runs(name: &str, opts: &[(String, Option<Arg>)], sink: &mut Sink) ->
         }
     }
     cwd
+}
+
+/// A multi-call binary asked to be one of its programs: `busybox [--]
+/// APPLET …`, `toybox APPLET …`, `coreutils --coreutils-prog=NAME …`;
+/// `busybox --install [-s] [DIR]` makes a link for every applet in DIR.
+#[inline(never)]
+pub(super) fn multi_call(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(first) = args.first() else { return };
+    match first {
+        Arg::Literal(t) if t.starts_with("--coreutils-prog=") => {
+            let mut argv = vec![Arg::Literal(t["--coreutils-prog=".len()..].to_string())];
+            argv.extend(args[1..].iter().cloned());
+            sink.start(&argv, depth);
+        }
+        Arg::Literal(t) if t == "--install" => {
+            let dir = args[1..].iter().find(|a| !a.text().starts_with('-')).cloned().unwrap_or(Arg::Literal("/bin".into()));
+            sink.unknown_names_in(Some(&dir), &[Create], &format!("{name} --install makes a link for each of its programs"));
+        }
+        Arg::Literal(t) if t == "--" => sink.start(&args[1..], depth),
+        Arg::Literal(t) if t.starts_with('-') => {} // --help, --list
+        Arg::Literal(_) => sink.start(args, depth),
+        _ => sink.opaque(format!("{name} is asked to be a program the line computes")),
+    }
 }

@@ -410,3 +410,24 @@ pub(super) fn dd(s: &Split, sink: &mut Sink) {
         }
     }
 }
+
+/// `dos2unix FILE…` (and kin): each file rewritten in place through a temp
+/// file beside it; `-n IN OUT` writes OUT instead.
+#[inline(never)]
+pub(super) fn convert(name: &str, s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    if s.short('n') || s.has(&["--newfile"]) {
+        for pair in ops.chunks(2) {
+            sink.path(pair[0], Read);
+            if let Some(out) = pair.get(1) {
+                sink.fill(out);
+            }
+        }
+        return;
+    }
+    for f in ops {
+        sink.path(f, Read);
+        sink.path(f, Write);
+        sink.in_place_replace(name, f);
+    }
+}
