@@ -20,6 +20,7 @@ use sink::{Fold, Sink, Start, Started};
 use split::{split, Split};
 use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, RUNS, UPDATES};
 mod archives;
+mod builtins;
 mod code;
 mod daemon;
 mod editors;
@@ -35,6 +36,7 @@ mod starts;
 mod table;
 mod tools;
 mod transfer;
+mod variables;
 mod wrappers;
 mod writers;
 
@@ -82,6 +84,8 @@ fn analyse_into(items: &[Item], cx: &Context, depth: usize, out: &mut Analysis) 
         match item {
             Item::Command(cmd) => command(cmd, cx, depth, out),
             Item::Redirect { redirect, cwd } => redirection(redirect, cwd, cx, out),
+            Item::Defines { name, cwd } => builtins::defines(name, &mut Sink { cx, cwd, out }),
+            Item::Hidden { reason, cwd } => Sink { cx, cwd, out }.opaque(reason.clone()),
         }
     }
 }
@@ -130,6 +134,10 @@ fn command(cmd: &SimpleCommand, cx: &Context, depth: usize, out: &mut Analysis) 
     for r in &cmd.redirects {
         redirection(r, &cmd.cwd, cx, out);
     }
+    if !cmd.assignments.is_empty() {
+        variables::assignments(&cmd.assignments, &mut Sink { cx, cwd: &cmd.cwd, out }, depth);
+        what_it_starts(cx, out);
+    }
     run(&cmd.argv, &cmd.cwd, cx, depth, out);
 }
 
@@ -159,6 +167,9 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     if name == "trap" || (name == "builtin" && args.first().map(Arg::text) == Some("trap")) {
         trap(if name == "trap" { args } else { &args[1..] }, cwd, cx, depth, out);
         return;
+    }
+    if BUILTINS.contains(&name) {
+        builtins::builtin(name, args, &mut Sink { cx, cwd, out });
     }
     if name == "builtin" {
         // `builtin NAME …` runs the shell's own NAME (`builtin exec cat f`).
@@ -204,7 +215,8 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
 fn what_it_starts(cx: &Context, out: &mut Analysis) {
     for Started { what, cwd, depth, fold } in std::mem::take(&mut out.started) {
         match (what, fold) {
-            (what, Fold::SpelledBy(program)) => spelled(&program, what, &cwd, cx, depth, out),
+            (what, Fold::SpelledBy(who)) => judged_apart(&who, what, &cwd, cx, depth, out, false),
+            (what, Fold::NamedBy(who)) => judged_apart(&who, what, &cwd, cx, depth, out, true),
             (Start::Argv(argv), Fold::AsIs) => run(&argv, &cwd, cx, depth, out),
             (Start::Shell(program), _) => nested_program(&program, &mut Sink { cx, cwd: &cwd, out }, depth),
             (Start::Argv(argv), Fold::ComputedUnder(scope)) => {
@@ -239,10 +251,12 @@ fn what_it_starts(cx: &Context, out: &mut Analysis) {
     }
 }
 
-/// A command spelled in the words of `program`, a program outside the
-/// table (issue 34, family 4): judged apart; if it would do more than read,
-/// or run code, the line is inline code (allowed only under a full fence).
-fn spelled(program: &str, what: Start, cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) {
+/// A command the line names without running it itself (spelled in the
+/// words of a program outside the table, or named by a variable): judged
+/// apart; if it would do more than read, or run code, the line is inline
+/// code (allowed only under a full fence). `merge`: what it does counts for
+/// the line too (a variable's command does run).
+fn judged_apart(who: &str, what: Start, cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis, merge: bool) {
     let mut part = part_of(out);
     let text = match &what {
         Start::Argv(argv) => {
@@ -259,7 +273,13 @@ fn spelled(program: &str, what: Start, cwd: &Cwd, cx: &Context, depth: usize, ou
     let hides = part.unseen.iter().any(|u| !matches!(u, Unseen::NotOnPath { .. } | Unseen::Computed { capability: Read, .. }));
     if part.runs_code || changes || hides {
         let shown: String = text.chars().take(60).collect();
-        out.unseen.push(Unseen::Opaque { reason: format!("`{program}` is outside the table and its words spell a command (`{shown}`) it may run") });
+        out.unseen.push(Unseen::Opaque { reason: format!("{who} (`{shown}`)") });
+    }
+    if merge {
+        starts_of(out, &part);
+        out.effects.extend(part.effects);
+        out.unseen.extend(part.unseen);
+        out.found.extend(part.found);
     }
 }
 
@@ -382,7 +402,14 @@ fn trap(args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis)
         // `trap`, `trap -l`, `trap -p …`, `trap - SIG` (reset), `trap SIG` (reset)
         [] | [_] => {}
         [first, ..] if matches!(first.literal(), Some(t) if t.starts_with('-')) => {}
-        [action, ..] => nested_program(action, &mut sink, depth),
+        [action, signals @ ..] => {
+            // These run before every command, on every return, on every
+            // failure: in whatever folder the shell is then.
+            if signals.iter().any(|s| matches!(s.text().trim_start_matches("SIG"), "DEBUG" | "RETURN" | "ERR")) {
+                sink.opaque("a DEBUG, RETURN or ERR trap runs its action around the commands that follow, wherever they run".into());
+            }
+            nested_program(action, &mut sink, depth)
+        }
     }
 }
 

@@ -369,6 +369,9 @@ fn go(args: &[Arg], sink: &mut Sink) {
         sink.fill(&f);
     }
     for program in value(&["exec", "toolexec"]) {
+        // go starts it with each compiled tool or test binary as its words,
+        // which the line does not show.
+        sink.opaque(format!("go -{} `{}` runs that program around every tool or test binary it starts", if value(&["toolexec"]).contains(&program) { "toolexec" } else { "exec" }, program.text()));
         sink.shell_program(&program, 0);
     }
     let outdir = value(&["outputdir"]).into_iter().next();

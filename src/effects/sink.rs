@@ -158,6 +158,9 @@ pub(super) enum Fold {
     /// rm -rf ~/x`): whether that program runs it the line does not show.
     /// Anything it would do beyond reading makes the line inline code.
     SpelledBy(String),
+    /// A command a variable names (`GIT_EDITOR=CMD`): it runs, so what it
+    /// does counts; code it hides makes the line inline code.
+    NamedBy(String),
 }
 
 pub(super) struct Sink<'a, 'b> {

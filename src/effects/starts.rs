@@ -259,6 +259,7 @@ pub(super) fn spelled_commands(program: &str, args: &[Arg], sink: &mut Sink, dep
         word.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '/' | '.' | '~' | '@' | '+'))
             || word.contains(['=', ' ', ':'])
     };
+    let who = format!("`{program}` is outside the table and its words spell a command it may run");
     let mut found = 0;
     let mut operands = 0;
     for (i, a) in args.iter().enumerate() {
@@ -271,10 +272,10 @@ pub(super) fn spelled_commands(program: &str, args: &[Arg], sink: &mut Sink, dep
         let Some(word) = a.literal().filter(|_| may_start && found < 4) else { continue };
         if known(word) {
             let cwd = sink.cwd.clone();
-            sink.start_in(cwd, &args[i..], depth, Fold::SpelledBy(program.to_string()));
+            sink.start_in(cwd, &args[i..], depth, Fold::SpelledBy(who.clone()));
             found += 1;
         } else if word.contains(char::is_whitespace) && word.split_whitespace().next().is_some_and(known) {
-            sink.shell_program_as(a, depth, Fold::SpelledBy(program.to_string()));
+            sink.shell_program_as(a, depth, Fold::SpelledBy(who.clone()));
             found += 1;
         }
     }

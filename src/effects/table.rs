@@ -419,3 +419,79 @@ pub(super) fn program(name: &str) -> Option<&'static Program> {
     let name = if versioned { "python3" } else { name };
     PROGRAMS.iter().find(|p| p.names.contains(&name))
 }
+
+/// What a variable in the environment decides (issue 34, family 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Var {
+    /// Its value is a command line a program runs (an editor, a pager, a
+    /// compiler, an ssh): judged as that command; code it hides makes the
+    /// line inline code.
+    Command,
+    /// It makes a program load code the line does not show (a library, a
+    /// module path, options that require a module, a file a shell sources).
+    Loads,
+    /// `PATH`: which binary every later name starts.
+    Path,
+    /// Configuration a program reads (git's, a home, an XDG folder): it may
+    /// name commands to run.
+    Config,
+    /// Where git keeps the repository (`GIT_DIR` and kin): git's state is
+    /// written there, as with `--git-dir`.
+    Repository,
+    /// The worktree git writes (`GIT_WORK_TREE`), as with `--work-tree`.
+    Worktree,
+    /// Where programs make their temp files.
+    Temp,
+    /// A prompt the shell expands (`PS4` with `set -x`): its command
+    /// substitutions run.
+    Prompt,
+}
+
+/// Variables that name code or move the repository, each with what it
+/// decides: `(names, what)`; `*` stands for any text (`BASH_FUNC_*`: an
+/// exported function, `CARGO_TARGET_*_RUNNER`). Read from the line's
+/// assignments, `export`/`declare`, `env NAME=value` and `make NAME=value`.
+pub(super) const ENVIRONMENT: &[(&[&str], Var)] = &[
+    (&["PATH"], Var::Path),
+    (
+        &[
+            "EDITOR", "VISUAL", "PAGER", "MANPAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND",
+            "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "BROWSER", "SHELL", "CONFIG_SHELL", "CC", "CXX", "CPP", "LD", "AR", "AS",
+            "FC", "RUSTC", "RUSTDOC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "CARGO_TARGET_*_RUNNER", "CARGO_TARGET_*_LINKER",
+            "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND", "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL", "TERMINAL", "DIFF", "MERGE",
+        ],
+        Var::Command,
+    ),
+    (
+        &[
+            "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH", "BASH_ENV", "ENV", "BASH_FUNC_*", "BASHOPTS", "SHELLOPTS", "PYTHONPATH",
+            "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PERL5LIB", "PERLLIB", "PERL5OPT", "PERL5DB",
+            "RUBYLIB", "RUBYOPT", "NODE_OPTIONS", "NODE_PATH", "npm_config_node_options", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+            "DOTNET_STARTUP_HOOKS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GOFLAGS", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "MAKEFILES", "MAKEFLAGS",
+            "MFLAGS", "GNUMAKEFLAGS", "LUA_PATH", "LUA_CPATH", "LUA_INIT", "TCLLIBPATH", "R_PROFILE_USER", "R_ENVIRON_USER",
+        ],
+        Var::Loads,
+    ),
+    (
+        &[
+            "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "ZDOTDIR", "INPUTRC", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT",
+            "GIT_CONFIG_KEY_*", "GIT_CONFIG_VALUE_*", "GIT_CONFIG_PARAMETERS", "GIT_ATTR_SOURCE", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
+            "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "PIP_CONFIG_FILE", "GNUPGHOME", "DOCKER_CONFIG", "KUBECONFIG",
+        ],
+        Var::Config,
+    ),
+    (&["GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_INDEX_FILE"], Var::Repository),
+    (&["GIT_WORK_TREE"], Var::Worktree),
+    (&["TMPDIR", "TMP", "TEMP", "TEMPDIR", "CARGO_TARGET_DIR"], Var::Temp),
+    (&["PS0", "PS1", "PS2", "PS3", "PS4"], Var::Prompt),
+];
+
+/// What the variable `name` decides, if it is in [`ENVIRONMENT`] (a `*`
+/// in a listed name stands for any text).
+pub(super) fn variable(name: &str) -> Option<Var> {
+    let matches = |pattern: &str| match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => name.len() > head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
+    };
+    ENVIRONMENT.iter().find(|(names, _)| names.iter().any(|n| matches(n))).map(|(_, v)| *v)
+}

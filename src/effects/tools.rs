@@ -268,6 +268,9 @@ pub(super) fn history(args: &[Arg], sink: &mut Sink) {
 #[inline(never)]
 pub(super) fn make(args: &[Arg], sink: &mut Sink) {
     let s = split(args, &["-C", "-f", "-I", "-o", "-W", "-E", "--directory", "--file", "--makefile", "--include-dir", "--old-file", "--assume-old", "--what-if", "--new-file", "--assume-new", "--eval"]);
+    // `make SHELL=… CC=…`: the variables the recipes run with.
+    let set: Vec<Arg> = s.operands.iter().map(|a| (*a).clone()).collect();
+    super::variables::assignments(&super::variables::leading_assignments(&set), sink, 0);
     if s.has(&["-C", "--directory", "-f", "--file", "--makefile", "-E", "--eval"]) {
         sink.opaque("make runs the recipes of a folder or makefile the command line names but does not show".into());
     }

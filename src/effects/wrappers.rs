@@ -4,6 +4,7 @@
 
 use super::sink::{Fold, Sink};
 use super::starts;
+use super::variables;
 use super::table::{Program, Wrapper, FILLS};
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::{Arg, Cwd};
@@ -21,6 +22,16 @@ pub(super) fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], sink
         return; // only looks the name up
     }
     let mut rest = &args[i.min(args.len())..];
+    // The environment it sets: `env NAME=value …`, `sudo NAME=value cmd`.
+    let mut set = if w == Wrapper::Env { variables::leading_assignments(&args[..i.min(args.len())]) } else { Vec::new() };
+    if matches!(name, "sudo" | "doas") {
+        let n = rest.iter().take_while(|a| !variables::leading_assignments(std::slice::from_ref(*a)).is_empty()).count();
+        set.extend(variables::leading_assignments(&rest[..n]));
+        rest = &rest[n..];
+    }
+    if !set.is_empty() {
+        variables::assignments(&set, sink, depth);
+    }
     // Files an option names: xargs' argument file, time's and strace's
     // output.
     if w == Wrapper::Xargs {
