@@ -69,6 +69,10 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         sink.out.runs_code = true;
         sink.opaque(format!("git {sub} runs a command the line names"));
     }
+    if let Some(why) = runs_a_program(sub, rest) {
+        sink.out.runs_code = true;
+        sink.opaque(format!("git {sub} {why}"));
+    }
     let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
     config_writes(sub, rest, &mut inner);
     git_paths::git_files(&args[..i], sub, rest, &mut inner);
@@ -101,6 +105,45 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         _ => git_worktree::rewrites(sub, rest, &mut inner),
     }
     history_and_nested(sub, rest, &mut inner);
+}
+
+/// Options of a subcommand that make git start a program the line names or
+/// that a new repository brings (issue 34): the other side of a transfer
+/// (`--upload-pack`, `clone -u`, `--receive-pack`, `--exec`), the `ext::`
+/// transport, `grep -O`'s pager, send-email's commands, and a clone's or
+/// init's template (its hooks) or configuration naming a command.
+fn runs_a_program(sub: &str, rest: &[Arg]) -> Option<&'static str> {
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let has = |name: &str| words.iter().any(|w| *w == name || w.strip_prefix(name).is_some_and(|r| r.starts_with('=')));
+    if words.iter().any(|w| w.starts_with("ext::")) {
+        return Some("uses the ext:: transport, which runs the command its URL spells");
+    }
+    let transfer = match sub {
+        "clone" => has("--upload-pack") || words.contains(&"-u"),
+        "fetch" | "pull" | "ls-remote" | "fetch-pack" | "remote" => has("--upload-pack"),
+        "push" | "send-pack" => has("--receive-pack") || has("--exec"),
+        "archive" => has("--exec"),
+        _ => false,
+    };
+    if transfer {
+        return Some("runs the program it names as the other side of the transfer");
+    }
+    match sub {
+        "grep" if words.iter().any(|w| w.starts_with("-O") || w.starts_with("--open-files-in-pager")) => Some("opens the matches in a pager it starts"),
+        "send-email" if ["--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd"].iter().any(|o| has(o)) || words.iter().any(|w| w.starts_with("--smtp-server=/")) => {
+            Some("runs the commands its options name")
+        }
+        "clone" | "init" if has("--template") => Some("copies the hooks of a template folder into the new repository"),
+        "clone" => {
+            let s = split(rest, &["-c", "--config"]);
+            let code = s.values(&["-c", "--config"]).iter().any(|kv| match kv.literal() {
+                Some(kv) => git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)),
+                None => true,
+            });
+            code.then_some("sets configuration in the new repository that names a command git runs")
+        }
+        _ => None,
+    }
 }
 
 /// What git needs beyond the worktree: delete over the history it destroys,

@@ -18,7 +18,7 @@ pub use sink::{Analysis, Context, Effect, MadeLink, Unseen};
 pub use table::table_names;
 use sink::{Fold, Sink, Start, Started};
 use split::{split, Split};
-use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, RUNS, UPDATES};
+use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, NAMES_FROM, RUNS, UPDATES};
 mod archives;
 mod builtins;
 mod code;
@@ -298,6 +298,15 @@ fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
     }
     for v in s.values(&of(RUNS)) {
         nested_program(&v, sink, depth);
+    }
+    for v in s.values(&of(NAMES_FROM)) {
+        if v.text() != "-" {
+            sink.path(&v, Read);
+        }
+        sink.computed(Read, format!("{name} reads the files `{}` names", v.text()));
+    }
+    if name == "scp" {
+        tools::ssh_runs_local(&s.values(&["-o"]), s.has(&["-F"]), sink);
     }
     for (names, opts, caps) in MAKES_IN {
         if names.contains(&name) {

@@ -280,6 +280,11 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
         sink.opaque(format!("cargo -C `{}` runs in another folder", d.text()));
         return;
     }
+    // `--config KEY=VALUE` (or a file) may name a rustc wrapper, a linker
+    // or a runner.
+    if !s.values(&["--config"]).is_empty() {
+        sink.opaque("cargo --config sets configuration that may name a program cargo runs".into());
+    }
     for d in s.values(&["--target-dir"]) {
         under(sink, &d, &[Create, Write, Delete], &format!("cargo builds into `{}`", d.text()));
     }

@@ -20,6 +20,10 @@ pub(super) fn file_compile(sink: &mut Sink) {
 #[inline(never)]
 pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
+    // less runs `+!CMD` and `+|CMD` as its first commands (a shell command).
+    if name == "less" && ops.iter().any(|o| o.text().starts_with('+') && o.text().contains(['!', '|'])) {
+        sink.opaque("less is given a first command that runs a shell command (+!…, +|…)".into());
+    }
     let parents = s.short('p') || s.has(&["--parents"]);
     for op in ops {
         for &c in caps {
@@ -55,7 +59,7 @@ pub(super) fn list_or_cwd(s: &Split, sink: &mut Sink) {
 pub(super) fn read_after_first(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     if name.ends_with("awk") && awk_touches_files(s) {
-        sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
+        sink.opaque("the awk program opens files, loads code or runs commands itself (print >, getline, system, @include, @load)".into());
     }
     if name.ends_with("awk") {
         awk_options(name, args, sink);
@@ -299,5 +303,6 @@ fn awk_options(name: &str, args: &[Arg], sink: &mut Sink) {
 fn awk_touches_files(s: &Split) -> bool {
     let program = s.operands.first().map(|a| a.text()).unwrap_or("");
     let prints = program.contains("print");
-    program.contains("getline") || program.contains("system") || (prints && (program.contains('>') || program.contains('|')))
+    // gawk's `@include` reads a program file, `@load` a shared library.
+    program.contains("getline") || program.contains("system") || program.contains("@include") || program.contains("@load") || (prints && (program.contains('>') || program.contains('|')))
 }

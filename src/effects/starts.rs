@@ -234,7 +234,9 @@ pub(super) fn find(args: &[Arg], sink: &mut Sink, depth: usize) {
                     .map(|a| if a.text().contains("{}") { Arg::Computed { text: a.text().to_string() } } else { a.clone() })
                     .collect();
                 let scope = scope_of(sink);
-                let cwd = sink.cwd.clone();
+                // -execdir and -okdir run in each match's folder, not here:
+                // the command's relative paths lie under the start points.
+                let cwd = if t.ends_with("dir") { Cwd(None) } else { sink.cwd.clone() };
                 sink.start_in(cwd, &argv, depth, Fold::ComputedUnder(scope));
                 i = end + 1;
             }

@@ -194,8 +194,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["vim", "vi", "nvim", "ex", "view", "vimdiff", "rvim"], takes_value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-T", "-t", "-q", "-w", "-W", "--servername", "--startuptime"], kind: Kind::Role(Role::Vim) },
     Program { names: &["ed", "red"], takes_value: &["-p", "--prompt"], kind: Kind::Role(Role::Ed) },
     Program { names: &["dd"], takes_value: &[], kind: Kind::Role(Role::Dd) },
-    Program { names: &["curl"], takes_value: &["--libcurl", "--etag-save", "--hsts", "--alt-svc", "-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond"], kind: Kind::Role(Role::Curl) },
-    Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
+    Program { names: &["curl"], takes_value: &["--libcurl", "--etag-save", "--hsts", "--alt-svc", "-o", "--output", "-T", "--upload-file", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-H", "--header", "-X", "--request", "-u", "--user", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-K", "--config", "-F", "--form", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "--url", "--output-dir", "-r", "--range", "--retry", "-E", "--cert", "--key", "--cacert", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "-z", "--time-cond", "--netrc-file", "--capath", "--proxy-cacert", "--proxy-cert", "--proxy-key", "--crlfile", "--variable", "--json", "--url-query", "--unix-socket", "--abstract-unix-socket"], kind: Kind::Role(Role::Curl) },
+    Program { names: &["wget"], takes_value: &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix", "-i", "--input-file", "-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header", "--user", "--password", "-e", "--execute", "--config", "--use-askpass", "--post-data", "--post-file", "--load-cookies", "--save-cookies", "-l", "--level", "-A", "-R", "--accept", "--reject"], kind: Kind::Role(Role::Wget) },
     Program { names: &["tar", "bsdtar", "gtar"], takes_value: &["-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "--exclude", "-b", "--blocking-factor", "--owner", "--group", "--mode", "--mtime", "-I", "--use-compress-program", "--transform", "--strip-components", "-N", "--newer", "-g", "--listed-incremental", "-V", "--label", "-F", "--info-script", "--new-volume-script", "--rsh-command", "--to-command", "--checkpoint-action", "--index-file", "--volno-file", "-H", "--format", "-K", "--starting-file", "-L", "--tape-length", "--record-size", "--suffix", "--add-file", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under", "--exclude-ignore", "--exclude-ignore-recursive", "--group-map", "--owner-map", "--newer-mtime", "--after-date", "--quoting-style", "--sort", "--warning"], kind: Kind::Role(Role::Tar) },
     Program { names: &["unzip"], takes_value: &["-d", "-x", "-P"], kind: Kind::Role(Role::Unzip) },
     Program { names: &["zip"], takes_value: &["-x", "-i", "-b", "-P", "-t", "-tt", "-n", "-Z", "-s", "-O", "-TT", "--output-file", "--unzip-command", "--temp-path"], kind: Kind::Role(Role::Zip) },
@@ -204,7 +204,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["zstd", "unzstd"], takes_value: &["-o", "-D", "--suffix", "--output-dir-flat", "--output-dir-mirror", "--patch-from"], kind: Kind::Role(Role::Compress) },
     // Readers. Each row lists only the options that take a separate value for
     // those programs: a flag taken for one would hide the file after it.
-    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "wc", "bat", "comm", "unexpand"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["cat", "rev", "readlink", "realpath", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "strings", "bat", "comm", "unexpand"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
+    Program { names: &["wc"], takes_value: &["--files0-from"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["tac"], takes_value: &["-s", "--separator"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["less"], takes_value: &["-b", "-h", "-j", "-p", "-P", "-x", "-y", "-z", "-o", "-O", "-k", "--pattern", "--tabs", "--log-file", "--LOG-FILE", "--lesskey-file"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["more"], takes_value: &["-n", "--lines"], kind: Kind::Role(Role::Each(&[Read])) },
@@ -234,7 +235,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["uniq"], takes_value: &["-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"], kind: Kind::Role(Role::InOut) },
     // grep's own: -E, -T are flags and --color takes its value only as --color=WHEN.
     Program { names: &["grep", "egrep", "fgrep", "zgrep", "zegrep", "zfgrep", "bzgrep", "xzgrep", "zstdgrep"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--exclude-from", "--label", "--binary-files", "--devices", "--directories", "--group-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
-    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories", "--pre", "--pre-glob", "--ignore-file"], kind: Kind::Role(Role::ReadAfterFirst) },
+    Program { names: &["rg"], takes_value: &["-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context", "--include", "--exclude", "--exclude-dir", "--glob", "--type", "--type-not", "--threads", "--max-columns", "--color", "--colors", "--label", "--max-depth", "--sort", "--sortr", "-E", "--encoding", "-d", "-D", "--binary-files", "--devices", "--directories", "--pre", "--pre-glob", "--ignore-file", "--hostname-bin"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["ag"], takes_value: &["-A", "-B", "-C", "-G", "-g", "-m", "-p", "-W", "--depth", "--ignore", "--ignore-dir", "--workers", "--after", "--before", "--context", "--file-search-regex", "--max-count", "--path-to-ignore", "--width"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["awk", "gawk", "mawk", "nawk"], takes_value: &["-f", "-v", "-F", "--file", "--assign", "--field-separator"], kind: Kind::Role(Role::ReadAfterFirst) },
     Program { names: &["jq"], takes_value: &["-f", "--from-file", "--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L"], kind: Kind::Role(Role::Jq) },
@@ -346,7 +347,11 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["getfattr"], takes_value: &["-n", "-e", "-m", "--name", "--encoding", "--match"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["objdump"], takes_value: &["-j", "-M", "-b", "-m", "--section", "--disassembler-options", "--target", "--architecture"], kind: Kind::Role(Role::Each(&[Read])) },
     Program { names: &["readelf"], takes_value: &[], kind: Kind::Role(Role::Each(&[Read])) },
-    Program { names: &["which", "whereis", "whatis", "apropos", "man", "info", "tldr", "pgrep", "pidof", "basename", "dirname"], takes_value: &[], kind: Kind::Role(Role::Each(&[])) },
+    Program { names: &["which", "whereis", "whatis", "apropos", "info", "tldr", "pgrep", "pidof", "basename", "dirname"], takes_value: &[], kind: Kind::Role(Role::Each(&[])) },
+    Program { names: &["man"], takes_value: &["-P", "--pager", "-H", "--html", "-M", "--manpath", "-C", "--config-file", "-L", "--locale", "-m", "--systems", "-S", "-s", "--sections", "-E", "--encoding", "-p", "--preprocessor", "-R", "--recode"], kind: Kind::Role(Role::Each(&[])) },
+    // sftp reads its commands, `!` local shell commands included, from
+    // standard input or a batch file.
+    Program { names: &["sftp"], takes_value: &[], kind: Kind::Role(Role::Hidden("sftp reads its commands (local `!` commands included) from standard input or a batch file")) },
 ];
 
 /// Options whose value names a file the program fills (creates, or
@@ -385,6 +390,18 @@ pub(super) const RUNS: &[(&[&str], &[&str])] = &[
     (&["rg"], &["--pre"]),
     (&["split"], &["--filter"]),
     (&["rlwrap"], &["-z", "--filter"]),
+    (&["rg"], &["--hostname-bin"]),
+    (&["man"], &["-P", "--pager", "-H", "--html"]),
+    (&["wget"], &["--use-askpass"]),
+];
+
+/// Options whose value is a file of names the program reads as if they
+/// were operands (`-` for standard input): the file read, and the names
+/// computed.
+pub(super) const NAMES_FROM: &[(&[&str], &[&str])] = &[
+    (&["sort", "du", "wc"], &["--files0-from"]),
+    (&["tar", "bsdtar", "gtar"], &["-T", "--files-from"]),
+    (&["rsync"], &["--files-from"]),
 ];
 
 /// Options whose value is a folder the program makes files in, with names

@@ -276,6 +276,22 @@ pub(super) fn make(args: &[Arg], sink: &mut Sink) {
     }
 }
 
+/// ssh's options that run a program here, not on the other host:
+/// `-o ProxyCommand=`, `LocalCommand=`, `KnownHostsCommand=`, `Match exec`,
+/// the providers it loads (`PKCS11Provider`, `SecurityKeyProvider`, `-I`),
+/// and a config file (`-F`), which may hold any of them. Shared by ssh and
+/// scp.
+pub(super) fn ssh_runs_local(options: &[Arg], config_or_library: bool, sink: &mut Sink) {
+    const RUN: &[&str] = &["proxycommand", "localcommand", "knownhostscommand", "pkcs11provider", "securitykeyprovider", "match", "include", "remotecommand"];
+    let named = options.iter().any(|o| {
+        let key = o.text().split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
+        RUN.contains(&key.as_str()) || !matches!(o, Arg::Literal(_))
+    });
+    if named || config_or_library {
+        sink.opaque("ssh runs a program here that its options or config name (ProxyCommand, LocalCommand, a provider library)".into());
+    }
+}
+
 /// ssh options that take a value.
 const SSH_VALUES: &[&str] = &["-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-P", "-Q", "-R", "-S", "-W", "-w"];
 
@@ -294,6 +310,8 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
             _ => {}
         }
     }
+    let values = |names: &[&str]| -> Vec<Arg> { opts.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| v.clone()).collect() };
+    ssh_runs_local(&values(&["-o"]), !values(&["-F"]).is_empty() || !values(&["-I"]).is_empty(), sink);
     let runs_nothing = opts.iter().any(|(o, _)| matches!(o.as_str(), "-N" | "-W" | "-O" | "-G" | "-V" | "-Q"));
     if args.get(i).is_some() && !runs_nothing {
         let reason = "sshd on the other host starts the command (or a shell reading standard input) outside this process tree and its fence";
