@@ -19,6 +19,7 @@ use crate::paths;
 pub(super) fn git(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
     let mut cwd = sink.cwd.clone();
+    let mut expires = false;
     while i < args.len() {
         let t = args[i].text();
         match t {
@@ -34,7 +35,9 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
                 // longer git's alone, and some keys name a command to run.
                 sink.out.runs_code = true;
                 match args.get(i + 1) {
-                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {}
+                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {
+                        expires |= git_key_expires_history(kv.split('=').next().unwrap_or(kv));
+                    }
                     _ => sink.opaque(format!("git {t} sets configuration that may name a command git runs")),
                 }
                 i += 2;
@@ -104,7 +107,28 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         }
         _ => git_worktree::rewrites(sub, rest, &mut inner),
     }
-    history_and_nested(sub, rest, &mut inner);
+    history_and_nested(sub, rest, expires, &mut inner);
+    maintenance(sub, rest, &mut inner);
+    if sub == "apply" && rest.iter().any(|a| a.text() == "--unsafe-paths") {
+        inner.opaque("git apply --unsafe-paths writes wherever the patch's paths say, outside the worktree too".into());
+    }
+}
+
+/// `git maintenance start|register|stop|unregister`: the repository goes
+/// into the global configuration (`~/.gitconfig`'s maintenance.repo), and
+/// `start`/`stop` schedule (or unschedule) git with the system's timers,
+/// which run it later, outside this process tree.
+fn maintenance(sub: &str, rest: &[Arg], sink: &mut Sink) {
+    let verb = rest.iter().map(Arg::text).find(|w| !w.starts_with('-'));
+    if sub != "maintenance" || !matches!(verb, Some("start" | "stop" | "register" | "unregister")) {
+        return;
+    }
+    let global = Arg::Literal(format!("{}/.gitconfig", sink.cx.home.trim_end_matches('/')));
+    sink.path(&global, Write);
+    if matches!(verb, Some("start" | "stop")) {
+        let reason = "git maintenance schedules git with the system's timers (systemd, cron, launchd), which run it outside this process tree".to_string();
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
 }
 
 /// Options of a subcommand that make git start a program the line names or
@@ -148,8 +172,9 @@ fn runs_a_program(sub: &str, rest: &[Arg]) -> Option<&'static str> {
 
 /// What git needs beyond the worktree: delete over the history it destroys,
 /// and in a repository below the workspace root.
-fn history_and_nested(sub: &str, rest: &[Arg], inner: &mut Sink) {
-    if let Some(why) = destroys_history(sub, rest) {
+fn history_and_nested(sub: &str, rest: &[Arg], expires: bool, inner: &mut Sink) {
+    let expired = expires.then_some("runs with configuration that expires the reflog or unreachable objects now");
+    if let Some(why) = destroys_history(sub, rest).or(expired) {
         // Asked as a worktree rewrite is, bound to git, but over the
         // repository's own folder: the fence grants git's lines delete
         // there for lock files, so only the card stands before this.
@@ -185,6 +210,17 @@ fn git_key_runs_code(key: &str, value: Option<&str>) -> bool {
     ) || matches!(first, "includeif" | "filter" | "pager" | "credential" | "gpg" | "browser")
         || matches!(last, "command" | "driver" | "textconv" | "helper" | "cmd" | "program" | "process" | "clean" | "smudge" | "tool" | "path")
         || (first == "alias" && value.is_none_or(|v| v.trim_start().starts_with('!')))
+}
+
+/// Keys that decide how soon git forgets history (`gc.reflogExpire=now`
+/// makes the next `gc` or `gc --auto` drop every reflog entry), or where
+/// the worktree is: set on a line, or written, they lose work or point the
+/// repository elsewhere.
+fn git_key_expires_history(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    matches!(key.as_str(), "gc.reflogexpire" | "gc.reflogexpireunreachable" | "gc.pruneexpire" | "gc.worktreepruneexpire" | "gc.rerereresolved" | "gc.rerereunresolved" | "core.worktree")
+        || (key.starts_with("gc.") && key.ends_with(".reflogexpire"))
+        || (key.starts_with("gc.") && key.ends_with(".reflogexpireunreachable"))
 }
 
 /// `git config` writes (and the subcommands that set configuration as they
@@ -254,7 +290,7 @@ fn config_writes(sub: &str, rest: &[Arg], sink: &mut Sink) {
         sink.opaque(format!("git {sub} writes the configuration of a repository found only at run time"));
         return;
     };
-    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref())) {
+    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref()) || git_key_expires_history(k)) {
         sink.out.configures_code = true;
         sink.path(&Arg::Literal(config), Write);
     } else {
