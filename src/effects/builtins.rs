@@ -44,6 +44,15 @@ pub(super) fn builtin(name: &str, args: &[Arg], sink: &mut Sink) {
     if TAKE_NAMES.contains(&name) && words.iter().any(|w| holds_code_in_subscript(w)) {
         sink.opaque(format!("{name} evaluates a subscript with a command substitution in it as arithmetic, which runs it"));
     }
+    if name == "kill" {
+        signals(name, args, sink);
+    }
+}
+
+/// `kill -SIG -1` signals every process the user may signal: outside
+/// this process tree, asked every time.
+pub(super) fn signals(name: &str, args: &[Arg], sink: &mut Sink) {
+    let words: Vec<&str> = args.iter().map(Arg::text).collect();
     if name == "kill" && signals_every_process(&words) {
         let reason = "kill -1 signals every process the user may signal, outside this process tree".to_string();
         sink.out.unseen.push(Unseen::Escapes { program: None, reason });

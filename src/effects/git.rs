@@ -72,6 +72,10 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         sink.out.runs_code = true;
         sink.opaque(format!("git {sub} runs a command the line names"));
     }
+    if sub == "credential" || sub.starts_with("credential-") {
+        let reason = format!("git {sub} asks the credential helpers (a keychain, a cache daemon) for a secret, which it hands out");
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
     if let Some(why) = runs_a_program(sub, rest) {
         sink.out.runs_code = true;
         sink.opaque(format!("git {sub} {why}"));

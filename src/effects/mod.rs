@@ -156,6 +156,11 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     // A program named by a path may be anything (`./cat` is not cat).
     let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
     out.runs_code |= !known;
+    let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
+    if table::hands_out_secret(base, &words) {
+        let reason = format!("`{base}` hands out a secret a daemon or keychain keeps, outside any file capability");
+        out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
     if !known && program(base).is_some() || (name.contains('/') && !project_program(name, cwd, cx)) {
         // Code its text does not show runs in this folder, and may fill it.
         for d in cwd.0.iter().flatten() {
@@ -396,6 +401,17 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Environment => starts::environment(name, args, sink, depth),
         Role::Gio => tools::gio(args, sink, depth),
         Role::Convert => writers::convert(name, s, sink),
+        Role::EscapesUnless(why, asks) => {
+            if s.operands.first().is_some_and(|w| !asks.contains(&w.text())) {
+                sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() });
+            }
+        }
+        Role::EscapesWith(why, words) => {
+            if args.iter().any(|a| words.contains(&a.text())) {
+                sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() });
+            }
+        }
+        Role::Signals => builtins::signals(name, args, sink),
     }
 }
 

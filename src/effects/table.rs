@@ -129,6 +129,14 @@ pub(super) enum Role {
     /// In-place converters (`dos2unix`, `unix2dos`): each file rewritten
     /// through a temp file beside it, or `-n IN OUT`.
     Convert,
+    /// Hands its work to something outside this process tree (the reason
+    /// says what), unless its first word only asks (listed).
+    EscapesUnless(&'static str, &'static [&'static str]),
+    /// Hands its work outside this process tree when one of these words
+    /// is given (`kitty @ …`, `wezterm cli …`).
+    EscapesWith(&'static str, &'static [&'static str]),
+    /// `kill`, `pkill`, `killall`: signals processes (`kill -1`: every one).
+    Signals,
 }
 
 /// How a wrapper finds the program it starts.
@@ -273,6 +281,31 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["tmux", "screen"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal server that may have been started outside this process tree and its fence")) },
     Program { names: &["docker", "podman", "nerdctl", "docker-compose", "podman-compose"], takes_value: &[], kind: Kind::Role(Role::Daemon) },
     Program { names: &["launchctl"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon outside this process tree runs what it is given, beyond this call's fence")) },
+    // More of the same (issue 34): service managers and their clients,
+    // session buses, terminal servers and multiplexers, process managers,
+    // the desktop, the host outside a sandbox.
+    Program { names: &["run0"], takes_value: &[], kind: Kind::Role(Role::Escapes("run0 has the service manager start the command as a transient service, outside this process tree and its fence")) },
+    Program { names: &["autossh"], takes_value: &[], kind: Kind::Role(Role::Escapes("autossh keeps an ssh connection (and its forwards) alive, restarting it outside this call")) },
+    Program { names: &["flatpak-spawn", "host-spawn", "distrobox-host-exec"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs on the host or in a new sandbox, started outside this process tree and its fence")) },
+    Program { names: &["emacsclient"], takes_value: &[], kind: Kind::Role(Role::Escapes("emacsclient hands files and Lisp to a running Emacs, outside this process tree and its fence")) },
+    Program { names: &["byobu", "dtach", "abduco"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal session that may have been started outside this process tree and its fence")) },
+    Program { names: &["incrontab", "service", "xdg-open", "killall5"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon or the desktop outside this process tree does the work, beyond this call's fence")) },
+    Program { names: &["busctl"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("busctl calls a service on the bus (systemd's among them), which acts outside this process tree", &["list", "status", "tree", "introspect", "monitor", "capture", "help"])) },
+    Program { names: &["gdbus"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("gdbus calls a service on the bus (systemd's among them), which acts outside this process tree", &["introspect", "monitor", "help"])) },
+    Program { names: &["dbus-send", "qdbus", "dbus-launch"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("a message to a service on the bus (systemd's among them) is acted on outside this process tree", &[])) },
+    Program { names: &["loginctl"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("loginctl changes sessions or lets the user's services run on after logout (linger), outside this process tree", &["list-sessions", "list-users", "list-seats", "show-session", "show-user", "show-seat", "session-status", "user-status", "seat-status", "help"])) },
+    Program { names: &["gsettings"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("a setting the desktop acts on later (a keybinding's command, an autostart), outside any fence", &["get", "list-schemas", "list-relocatable-schemas", "list-keys", "list-children", "list-recursively", "range", "describe", "writable", "monitor", "help"])) },
+    Program { names: &["dconf"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("a setting the desktop acts on later (a keybinding's command, an autostart), outside any fence", &["read", "list", "dump", "watch", "help"])) },
+    Program { names: &["pm2", "forever"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("the process manager's daemon starts and restarts the command outside this process tree and its fence", &["list", "ls", "l", "status", "jlist", "prettylist", "logs", "show", "describe", "info", "monit", "help"])) },
+    Program { names: &["pueue"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("the pueue daemon runs the queued command outside this process tree and its fence", &["status", "log", "follow", "help"])) },
+    Program { names: &["supervisorctl"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("supervisord starts the program outside this process tree and its fence", &["status", "avail", "help", "version", "pid", "tail"])) },
+    Program { names: &["flatpak"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("flatpak's system helper and portal do the work outside this process tree and its fence", &["list", "info", "search", "remotes", "remote-ls", "history", "ps", "documents", "permissions", "--version", "help"])) },
+    Program { names: &["kitty", "kitten"], takes_value: &[], kind: Kind::Role(Role::EscapesWith("kitty's remote control has a running terminal run it, outside this process tree", &["@"])) },
+    Program { names: &["wezterm"], takes_value: &[], kind: Kind::Role(Role::EscapesWith("wezterm cli has a running terminal run it, outside this process tree", &["cli"])) },
+    Program { names: &["zellij"], takes_value: &[], kind: Kind::Role(Role::EscapesWith("zellij has a running session run it, outside this process tree", &["run", "action", "edit", "pipe", "attach", "a"])) },
+    Program { names: &["alacritty"], takes_value: &[], kind: Kind::Role(Role::EscapesWith("alacritty msg has a running terminal open it, outside this process tree", &["msg"])) },
+    Program { names: &["gnome-terminal", "konsole", "xfce4-terminal", "tilix"], takes_value: &[], kind: Kind::Role(Role::Escapes("the terminal server runs the command outside this process tree and its fence")) },
+    Program { names: &["kill", "pkill", "killall"], takes_value: &[], kind: Kind::Role(Role::Signals) },
     Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
     // Outputs of the tools agents run most (`tools`): compilers' `-o`,
     // sqlite3's database, ssh-keygen's keys, openssl's `-in`/`-out`, the
@@ -419,7 +452,10 @@ impl Program {
     pub(super) fn runs_code(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Role(Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::Daemon | Role::Make | Role::RemoteShell | Role::Debugger | Role::Environment)
+            Kind::Role(
+                Role::Shell | Role::Interpreter | Role::Opaque | Role::Vim | Role::Packages | Role::Hidden(_) | Role::Escapes(_) | Role::EscapesUnless(..) | Role::EscapesWith(..)
+                    | Role::Daemon | Role::Make | Role::RemoteShell | Role::Debugger | Role::Environment
+            )
         )
     }
 }
@@ -511,4 +547,42 @@ pub(super) fn variable(name: &str) -> Option<Var> {
         Some((head, tail)) => name.len() > head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
     };
     ENVIRONMENT.iter().find(|(names, _)| names.iter().any(|n| matches(n))).map(|(_, v)| *v)
+}
+
+/// Programs that hand out a secret a daemon or keychain keeps (issue 34,
+/// family 9): `(programs, uses)`. A use is words that must appear in
+/// order among the program's (its subcommand, a flag); none means any use.
+/// `*` in a name stands for any text (`docker-credential-*`).
+pub(super) const SECRETS: &[(&[&str], &[&[&str]])] = &[
+    (&["gh"], &[&["auth", "token"], &["auth", "status", "--show-token"], &["auth", "status", "-t"], &["auth", "git-credential"]]),
+    (&["glab"], &[&["auth", "token"], &["config", "get", "token"]]),
+    (&["secret-tool", "op", "bw", "lpass", "rbw", "pass", "gopass", "kwallet-query", "vault", "docker-credential-*", "git-credential-*"], &[]),
+    (&["keyctl"], &[&["print"], &["read"], &["pipe"]]),
+    (&["security"], &[&["find-generic-password"], &["find-internet-password"], &["dump-keychain"], &["export"]]),
+    (&["gcloud"], &[&["print-access-token"], &["print-identity-token"], &["config-helper"]]),
+    (&["az"], &[&["get-access-token"]]),
+    (&["aws"], &[&["export-credentials"], &["get-session-token"], &["get-login-password"], &["get-secret-value"], &["configure", "get"], &["--with-decryption"]]),
+    (&["kubectl"], &[&["view", "--raw"], &["create", "token"]]),
+    (&["gpg", "gpg2"], &[&["--export-secret-keys"], &["--export-secret-subkeys"], &["-d"], &["--decrypt"]]),
+];
+
+/// The use of a secret client `name ARGS…` hands out a secret, if any.
+pub(super) fn hands_out_secret(name: &str, words: &[&str]) -> bool {
+    let named = |n: &str| match n.split_once('*') {
+        None => n == name,
+        Some((head, tail)) => name.starts_with(head) && name.ends_with(tail) && name.len() > head.len() + tail.len(),
+    };
+    SECRETS.iter().filter(|(names, _)| names.iter().any(|n| named(n))).any(|(_, uses)| {
+        uses.is_empty()
+            || uses.iter().any(|used| {
+                let mut at = 0;
+                used.iter().all(|u| match words[at..].iter().position(|w| w == u) {
+                    Some(p) => {
+                        at += p + 1;
+                        true
+                    }
+                    None => false,
+                })
+            })
+    }) && !words.iter().any(|w| matches!(*w, "--help" | "-h" | "--version"))
 }

@@ -312,6 +312,16 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
     }
     let values = |names: &[&str]| -> Vec<Arg> { opts.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| v.clone()).collect() };
     ssh_runs_local(&values(&["-o"]), !values(&["-F"]).is_empty() || !values(&["-I"]).is_empty(), sink);
+    // A remote forward (or a tunnel device) lets the other host reach this
+    // one; a forward sent to the background outlives the call; `-O` talks
+    // to a master connection started outside it, and `-M` is one. (A local
+    // forward in the foreground ends with the call.)
+    let has = |names: &[&str]| opts.iter().any(|(o, _)| names.contains(&o.as_str()));
+    if has(&["-R", "-w", "-O", "-M"]) || (has(&["-f"]) && has(&["-L", "-D"])) {
+        let reason = "ssh forwards ports from the other host, outlives the call or controls a master connection, which carry connections outside this process tree and its fence";
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
+        return;
+    }
     let runs_nothing = opts.iter().any(|(o, _)| matches!(o.as_str(), "-N" | "-W" | "-O" | "-G" | "-V" | "-Q"));
     if args.get(i).is_some() && !runs_nothing {
         let reason = "sshd on the other host starts the command (or a shell reading standard input) outside this process tree and its fence";
