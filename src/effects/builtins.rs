@@ -32,7 +32,9 @@ pub(super) fn builtin(name: &str, args: &[Arg], sink: &mut Sink) {
         "hash" if flag('p') => Some("hash -p makes a name start another program".into()),
         "enable" if flag('f') || flag('n') || flag('d') => Some("enable loads or turns off a builtin, so its name starts something else".into()),
         "mapfile" | "readarray" if flag('C') => Some(format!("{name} -C runs its callback for the lines it reads")),
-        "compgen" if flag('C') || flag('F') => Some("compgen runs a command or a function to complete".into()),
+        "compgen" | "complete" if flag('C') || flag('F') => Some(format!("{name} runs (or registers) a command or a function to complete")),
+        "bind" if flag('x') => Some("bind -x runs a command on a key".into()),
+        "fc" if !flag('l') => Some("fc edits and runs commands from the history, which the line does not show".into()),
         "export" | "declare" | "typeset" | "readonly" if flag('f') && (name == "export" || flag('x')) => {
             Some("a function exported to every bash the line starts runs in place of a command there".into())
         }

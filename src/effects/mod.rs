@@ -157,6 +157,10 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
     out.runs_code |= !known;
     let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
+    if words.iter().any(|w| table::DAEMON_SOCKETS.iter().any(|s| w.contains(s))) {
+        let reason = format!("`{base}` talks to a daemon through its socket, and the daemon acts outside this process tree");
+        out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
     if table::hands_out_secret(base, &words) {
         let reason = format!("`{base}` hands out a secret a daemon or keychain keeps, outside any file capability");
         out.unseen.push(Unseen::Escapes { program: None, reason });

@@ -67,7 +67,7 @@ fn under(sink: &mut Sink, dir: &Arg, caps: &[Capability], why: &str) {
 
 /// npm, pnpm, yarn.
 fn node(name: &str, args: &[Arg], sink: &mut Sink) {
-    let mut values = vec!["--prefix", "-C", "--dir", "--cwd", "--cache", "--userconfig", "--globalconfig", "--registry", "-w", "--workspace", "--filter", "--loglevel", "--location", "--pack-destination", "--tag", "--otp"];
+    let mut values = vec!["--prefix", "-C", "--dir", "--cwd", "--cache", "--userconfig", "--globalconfig", "--registry", "-w", "--workspace", "--filter", "--loglevel", "--location", "--pack-destination", "--tag", "--otp", "--script-shell"];
     if name == "yarn" {
         values.extend(["-f", "--filename", "-o", "--out", "--modules-folder"]);
     }
@@ -76,6 +76,9 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
     let sub = words.first().copied().unwrap_or("install");
     let global = s.has(&["--global"]) || s.short('g') || s.values(&["--location"]).iter().any(|v| v.text() == "global") || (name == "yarn" && sub == "global");
     let prefix = s.values(&["--prefix", "-C", "--dir", "--cwd"]).into_iter().next();
+    if s.has(&["--script-shell"]) {
+        sink.opaque(format!("{name} runs its scripts through a shell the line names"));
+    }
     const INSTALLS: &[&str] = &[
         "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add", "ci", "clean-install", "ic",
         "install-clean", "update", "up", "upgrade", "udpate", "uninstall", "remove", "rm", "r", "un", "unlink", "prune", "dedupe", "ddp",

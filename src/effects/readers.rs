@@ -155,6 +155,17 @@ pub(super) fn opaque(name: &str, s: &Split, sink: &mut Sink) {
 pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     jq(s, args, sink);
+    // mikefarah's yq reads any file its expression names (`load("F")`).
+    let loads = |e: &str| {
+        e.match_indices("load").any(|(at, _)| {
+            let before = e[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let after = &e[at + 4..];
+            before && ["(", "_str(", "_xml(", "_props(", "_base64("].iter().any(|p| after.trim_start().starts_with(p))
+        })
+    };
+    if ops.iter().any(|o| loads(o.text())) {
+        sink.opaque(format!("{name}'s expression loads files it names (load, load_str)"));
+    }
     // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
     let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
     let filter = usize::from(!s.has(&["-f", "--from-file"]));

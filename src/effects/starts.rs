@@ -306,6 +306,7 @@ pub(super) fn runs(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
         "hyperfine" => hyperfine(args, sink, depth),
         "watchexec" => watchexec(args, sink, depth),
         "nodemon" => nodemon(args, sink, depth),
+        "perf" => perf(args, sink, depth),
         _ => entr(args, sink, depth),
     }
 }
@@ -392,6 +393,25 @@ fn nodemon(args: &[Arg], sink: &mut Sink, depth: usize) {
             sink.start(&argv, depth);
         }
         None => {}
+    }
+}
+
+/// `perf stat|record|trace|mem|c2c|kmem|lock|sched record [opts] [--] CMD…`:
+/// the command runs under the profiler; `-o FILE` is written.
+fn perf(args: &[Arg], sink: &mut Sink, depth: usize) {
+    const VALUES: &[&str] = &["-e", "--event", "-p", "--pid", "-t", "--tid", "-o", "--output", "-x", "-r", "--repeat", "-C", "--cpu", "-G", "--cgroup", "-I", "-F", "--freq", "-c", "--count", "--call-graph", "-u", "--uid", "-m", "--mmap-pages", "--filter"];
+    let Some(sub) = args.first().map(Arg::text) else { return };
+    let rest = &args[1..];
+    let (opts, i) = leading_options(rest, VALUES, false);
+    for (o, v) in &opts {
+        if let ("-o" | "--output", Some(f)) = (o.as_str(), v) {
+            sink.fill(f);
+        }
+    }
+    let runs = matches!(sub, "stat" | "record" | "trace" | "mem" | "c2c" | "kmem" | "lock" | "sched" | "kvm");
+    if runs && opts.iter().all(|(o, _)| !matches!(o.as_str(), "-p" | "--pid" | "-t" | "--tid")) {
+        let from = usize::from(sub == "sched" && rest.get(i).map(Arg::text) == Some("record"));
+        sink.start(&rest[(i + from).min(rest.len())..], depth);
     }
 }
 

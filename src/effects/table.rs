@@ -11,7 +11,7 @@ pub(super) const BUILTINS: &[&str] = &[
     "set", "unset", "read", "pwd", "exit", "return", "shift", "local", "declare", "typeset", "readonly",
     "alias", "unalias", "type", "hash", "wait", "jobs", "fg", "bg", "kill", "trap", "umask", "let",
     "getopts", "break", "continue", "shopt", "builtin", "history", "disown", "ulimit", "help", "mapfile",
-    "readarray", "caller", "compgen", "complete", "enable", "logout", "suspend",
+    "readarray", "caller", "compgen", "complete", "enable", "logout", "suspend", "fc", "bind",
 ];
 
 /// What a program does with its operands (after options are set aside).
@@ -271,7 +271,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["flock"], takes_value: &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], kind: Kind::Role(Role::Flock) },
     Program { names: &["script"], takes_value: &["-c", "-I", "-O", "-B", "-T", "-m", "-E", "-o", "--command", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--echo", "--output-limit"], kind: Kind::Role(Role::Script) },
     Program { names: &["watch"], takes_value: &["-n", "-q", "--interval", "--equexit"], kind: Kind::Role(Role::Watch) },
-    Program { names: &["su", "runuser"], takes_value: &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"], kind: Kind::Role(Role::SwitchUser) },
+    Program { names: &["su", "runuser", "sg", "newgrp"], takes_value: &["-c", "-g", "-G", "-s", "-w", "-u", "--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"], kind: Kind::Role(Role::SwitchUser) },
     // Programs whose command runs where the text cannot follow it: another
     // root or mount namespace, composed from input, or started by a service
     // manager outside this process tree (and outside the kernel fence).
@@ -289,7 +289,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["flatpak-spawn", "host-spawn", "distrobox-host-exec"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs on the host or in a new sandbox, started outside this process tree and its fence")) },
     Program { names: &["emacsclient"], takes_value: &[], kind: Kind::Role(Role::Escapes("emacsclient hands files and Lisp to a running Emacs, outside this process tree and its fence")) },
     Program { names: &["byobu", "dtach", "abduco"], takes_value: &[], kind: Kind::Role(Role::Escapes("the command runs in a terminal session that may have been started outside this process tree and its fence")) },
-    Program { names: &["incrontab", "service", "xdg-open", "killall5"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon or the desktop outside this process tree does the work, beyond this call's fence")) },
+    Program { names: &["incrontab", "service", "xdg-open", "open", "killall5", "machinectl", "sbatch", "srun", "qsub", "salloc"], takes_value: &[], kind: Kind::Role(Role::Escapes("a daemon or the desktop outside this process tree does the work, beyond this call's fence")) },
     Program { names: &["busctl"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("busctl calls a service on the bus (systemd's among them), which acts outside this process tree", &["list", "status", "tree", "introspect", "monitor", "capture", "help"])) },
     Program { names: &["gdbus"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("gdbus calls a service on the bus (systemd's among them), which acts outside this process tree", &["introspect", "monitor", "help"])) },
     Program { names: &["dbus-send", "qdbus", "dbus-launch"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("a message to a service on the bus (systemd's among them) is acted on outside this process tree", &[])) },
@@ -306,7 +306,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["alacritty"], takes_value: &[], kind: Kind::Role(Role::EscapesWith("alacritty msg has a running terminal open it, outside this process tree", &["msg"])) },
     Program { names: &["gnome-terminal", "konsole", "xfce4-terminal", "tilix"], takes_value: &[], kind: Kind::Role(Role::Escapes("the terminal server runs the command outside this process tree and its fence")) },
     Program { names: &["kill", "pkill", "killall"], takes_value: &[], kind: Kind::Role(Role::Signals) },
-    Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
+    Program { names: &["virsh", "lxc", "incus", "multipass", "ctr", "crictl"], takes_value: &[], kind: Kind::Role(Role::EscapesUnless("a virtualisation or container daemon runs what it is given, outside this process tree and its fence", &["list", "ls", "info", "version", "--version", "help", "images", "image", "dominfo", "nodeinfo"])) },
+    Program { names: &["chroot", "unshare", "nsenter", "bwrap", "firejail", "proot", "fakechroot", "systemd-nspawn"], takes_value: &[], kind: Kind::Role(Role::Hidden("the command runs under another root or mount namespace, where paths name other files")) },
     // Outputs of the tools agents run most (`tools`): compilers' `-o`,
     // sqlite3's database, ssh-keygen's keys, openssl's `-in`/`-out`, the
     // history file; make's recipes from elsewhere; a remote shell.
@@ -328,7 +329,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["env"], takes_value: &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], kind: Kind::Wrapper(Wrapper::Env) },
     Program { names: &["nice"], takes_value: &["-n", "--adjustment"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["nohup", "setsid"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
-    Program { names: &["timeout"], takes_value: &["-s", "-k", "--signal", "--kill-after"], kind: Kind::Wrapper(Wrapper::Timeout) },
+    Program { names: &["timeout", "gtimeout"], takes_value: &["-s", "-k", "--signal", "--kill-after"], kind: Kind::Wrapper(Wrapper::Timeout) },
     Program { names: &["command"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Command) },
     Program { names: &["exec"], takes_value: &["-a"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["ionice"], takes_value: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"], kind: Kind::Wrapper(Wrapper::Options) },
@@ -349,6 +350,11 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["eatmydata", "chronic", "catchsegv", "dbus-run-session", "ccache", "sccache", "distcc", "icecc", "linux32", "linux64", "i386", "x86_64", "uname26", "arch"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
     // valgrind's own options are `--name=value` or flags; its `--log-file=F` is written.
     Program { names: &["valgrind"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["cpulimit"], takes_value: &["-l", "-p", "-e", "--limit", "--pid", "--exe"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["run-one", "run-this-one", "torify"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["ssh-agent"], takes_value: &["-a", "-E", "-P", "-t"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["mpirun", "mpiexec"], takes_value: &["-n", "-np", "-c", "-H", "--host", "--hostfile", "-machinefile", "--map-by", "--bind-to", "-x", "-wdir", "--wdir"], kind: Kind::Wrapper(Wrapper::Options) },
+    Program { names: &["gosu", "su-exec", "setuidgid", "envuidgid"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Operand) },
     Program { names: &["fakeroot"], takes_value: &["-l", "-s", "-i", "-b", "--lib", "--faked"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["faketime"], takes_value: &["-p", "--date-prog"], kind: Kind::Wrapper(Wrapper::Operand) },
     Program { names: &["setarch"], takes_value: &[], kind: Kind::Wrapper(Wrapper::Operand) },
@@ -363,7 +369,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["xcrun"], takes_value: &["--sdk", "--toolchain", "-sdk", "-toolchain"], kind: Kind::Wrapper(Wrapper::Options) },
     Program { names: &["busybox", "toybox", "coreutils"], takes_value: &[], kind: Kind::Role(Role::MultiCall) },
     Program { names: &["gdb", "lldb", "cgdb"], takes_value: &[], kind: Kind::Role(Role::Debugger) },
-    Program { names: &["hyperfine", "watchexec", "nodemon", "entr"], takes_value: &[], kind: Kind::Role(Role::Runs) },
+    Program { names: &["hyperfine", "watchexec", "nodemon", "entr", "perf"], takes_value: &[], kind: Kind::Role(Role::Runs) },
     Program { names: &["direnv", "mise", "rtx", "asdf", "nix-shell", "nix", "pipenv", "pdm", "hatch", "rye", "envdir", "dotenv", "chpst"], takes_value: &[], kind: Kind::Role(Role::Environment) },
     // Programs outside the coreutils that write or delete what their
     // operands and options name (issue 34).
@@ -512,6 +518,7 @@ pub(super) const ENVIRONMENT: &[(&[&str], Var)] = &[
             "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "BROWSER", "SHELL", "CONFIG_SHELL", "CC", "CXX", "CPP", "LD", "AR", "AS",
             "FC", "RUSTC", "RUSTDOC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "CARGO_TARGET_*_RUNNER", "CARGO_TARGET_*_LINKER",
             "LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND", "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL", "TERMINAL", "DIFF", "MERGE",
+            "SUDO_EDITOR", "FCEDIT", "SYSTEMD_EDITOR", "SYSTEMD_PAGER", "BAT_PAGER", "DELTA_PAGER", "GH_PAGER", "GH_EDITOR",
         ],
         Var::Command,
     ),
@@ -522,6 +529,9 @@ pub(super) const ENVIRONMENT: &[(&[&str], Var)] = &[
             "RUBYLIB", "RUBYOPT", "NODE_OPTIONS", "NODE_PATH", "npm_config_node_options", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
             "DOTNET_STARTUP_HOOKS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GOFLAGS", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "MAKEFILES", "MAKEFLAGS",
             "MFLAGS", "GNUMAKEFLAGS", "LUA_PATH", "LUA_CPATH", "LUA_INIT", "TCLLIBPATH", "R_PROFILE_USER", "R_ENVIRON_USER",
+            "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH", "GLIBC_TUNABLES", "CLASSPATH", "MAVEN_OPTS", "GRADLE_OPTS",
+            "JAVA_OPTS", "ANT_OPTS", "SBT_OPTS", "GOROOT", "GOTOOLCHAIN", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "npm_config_prefix",
+            "NPM_CONFIG_PREFIX", "PYTHONEXECUTABLE", "VIRTUAL_ENV",
         ],
         Var::Loads,
     ),
@@ -538,6 +548,12 @@ pub(super) const ENVIRONMENT: &[(&[&str], Var)] = &[
     (&["TMPDIR", "TMP", "TEMP", "TEMPDIR", "CARGO_TARGET_DIR"], Var::Temp),
     (&["PS0", "PS1", "PS2", "PS3", "PS4"], Var::Prompt),
 ];
+
+/// Sockets of daemons that act on what they are sent outside this process
+/// tree (a container engine, the system bus, the service manager, the
+/// user's session bus): a word naming one hands work to them.
+pub(super) const DAEMON_SOCKETS: &[&str] =
+    &["docker.sock", "podman.sock", "containerd.sock", "buildkitd.sock", "system_bus_socket", "/run/systemd/private", "libvirt-sock", "/run/user/"];
 
 /// What the variable `name` decides, if it is in [`ENVIRONMENT`] (a `*`
 /// in a listed name stands for any text).
@@ -559,10 +575,13 @@ pub(super) const SECRETS: &[(&[&str], &[&[&str]])] = &[
     (&["secret-tool", "op", "bw", "lpass", "rbw", "pass", "gopass", "kwallet-query", "vault", "docker-credential-*", "git-credential-*"], &[]),
     (&["keyctl"], &[&["print"], &["read"], &["pipe"]]),
     (&["security"], &[&["find-generic-password"], &["find-internet-password"], &["dump-keychain"], &["export"]]),
-    (&["gcloud"], &[&["print-access-token"], &["print-identity-token"], &["config-helper"]]),
-    (&["az"], &[&["get-access-token"]]),
+    (&["gcloud"], &[&["print-access-token"], &["print-identity-token"], &["config-helper"], &["secrets", "versions", "access"]]),
+    (&["az"], &[&["get-access-token"], &["keyvault", "secret", "show"]]),
     (&["aws"], &[&["export-credentials"], &["get-session-token"], &["get-login-password"], &["get-secret-value"], &["configure", "get"], &["--with-decryption"]]),
-    (&["kubectl"], &[&["view", "--raw"], &["create", "token"]]),
+    (&["kubectl"], &[&["view", "--raw"], &["create", "token"], &["get", "secret"], &["get", "secrets"]]),
+    (&["sops"], &[&["-d"], &["--decrypt"], &["exec-env"], &["exec-file"]]),
+    (&["systemd-creds"], &[&["decrypt"], &["cat"]]),
+    (&["heroku"], &[&["auth:token"]]),
     (&["gpg", "gpg2"], &[&["--export-secret-keys"], &["--export-secret-subkeys"], &["-d"], &["--decrypt"]]),
 ];
 

@@ -100,6 +100,10 @@ pub(super) fn patch(s: &Split, sink: &mut Sink) {
     if s.has(&["--dry-run"]) {
         return;
     }
+    // An ed script is run by ed, whose `!` runs shell commands.
+    if s.short('e') || s.has(&["--ed"]) {
+        sink.opaque("patch -e runs the patch as an ed script, which may run commands".into());
+    }
     let cwd = match s.values(&["-d", "--directory"]).into_iter().next() {
         Some(Arg::Literal(d)) => sink.chdir(&d),
         Some(_) => Cwd(None),

@@ -667,6 +667,12 @@ impl<'a> Walker<'a> {
                 };
                 st.cwd = self.change_to(&st.cwd, target.as_deref());
             }
+            // `pushd +N`, `popd -N` rotate or drop stack entries: where the
+            // shell then is, only its stack knows.
+            "pushd" | "popd" if operands.first().and_then(|a| a.literal()).is_some_and(|t| t.len() > 1 && t.starts_with(['+', '-']) && t[1..].bytes().all(|b| b.is_ascii_digit())) => {
+                st.cwd = Cwd(None);
+                st.stack = None;
+            }
             "pushd" => {
                 let target = operands.first().and_then(|a| a.literal()).map(str::to_string);
                 if let Some(stack) = st.stack.as_mut() {
