@@ -459,7 +459,8 @@ pub(super) fn environment(name: &str, args: &[Arg], sink: &mut Sink, depth: usiz
             }
         }
         ("nix", Some("search" | "eval" | "flake" | "path-info" | "show-config" | "why-depends" | "log" | "hash")) | (_, Some("--version" | "version" | "--help" | "help")) => {}
-        (_, Some(_)) | (_, None) if matches!(name, "envdir" | "dotenv" | "chpst") => {
+        // `envdir DIR CMD`, `dotenv [-e F] -- CMD`, `chpst [opts] CMD`.
+        ("envdir" | "dotenv" | "chpst", _) => {
             sink.opaque(why);
             let from = match (name, dashes) {
                 (_, Some(d)) => d + 1,
