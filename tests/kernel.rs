@@ -226,7 +226,9 @@ fn differential(name: &str, probes: usize) {
     use dsh_allow::policy::rules::Rule;
 
     let Some(t) = Tree::new(name) else { return };
-    let dirs = ["ws", "ws/a", "ws/a/b", "outside", "outside/c", "home/d"];
+    // `home/.config/git` is a folder the baseline opens for reading that
+    // holds a credential store (`credentials`): probed as any other file.
+    let dirs = ["ws", "ws/a", "ws/a/b", "outside", "outside/c", "home/d", "home/.config/git"];
     let mut rng = Xorshift::new(0x9e37_79b9_7f4a_7c15 ^ probes as u64);
     let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
     let per_set = 20;
@@ -240,6 +242,7 @@ fn differential(name: &str, probes: usize) {
             }
             fs::copy("/bin/true", dir.join("run")).unwrap();
         }
+        fs::write(t.base.join("home/.config/git/credentials"), "https://u:token@example.com\n").unwrap();
         let mut rules: Vec<Value> = Vec::new();
         for pick in rule_set(&mut rng, dirs.len()) {
             let d = dirs[pick.dir];
@@ -298,14 +301,20 @@ fn differential(name: &str, probes: usize) {
                 continue;
             }
             let cap = Capability::ALL[rng.below(5)];
+            let read = if d == "home/.config/git" && rng.below(2) == 0 { "credentials" } else { "f1" };
             let (path, script) = match cap {
-                Capability::Read => (format!("{d}/f1"), format!("cat {}", t.p(&format!("{d}/f1")))),
+                Capability::Read => (format!("{d}/{read}"), format!("cat {}", t.p(&format!("{d}/{read}")))),
                 Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", t.p(&format!("{d}/f2")))),
                 Capability::Create => (format!("{d}/new{set}-{n}"), format!("touch {}", t.p(&format!("{d}/new{set}-{n}")))),
                 Capability::Delete => (format!("{d}/f1"), format!("rm {}", t.p(&format!("{d}/f1")))),
                 Capability::Execute => (format!("{d}/run"), t.p(&format!("{d}/run"))),
             };
-            let core = policy.resolve(&Spellings::of(&t.p(&path), &host), cap).granted;
+            // Landlock attaches create and delete to the folder holding an
+            // entry: a folder compiled around a store keeps neither, so
+            // nothing is made or removed directly in it (the plan's note
+            // says so); the kernel is stricter there, never looser.
+            let around_store = d == "home/.config/git" && matches!(cap, Capability::Create | Capability::Delete);
+            let core = policy.resolve(&Spellings::of(&t.p(&path), &host), cap).granted && !around_store;
             let kernel = t.ok(&profile, &format!("{script} 2>/dev/null"));
             checked += 1;
             if core != kernel {
@@ -451,4 +460,82 @@ fn a_rule_on_the_root_keeps_its_metadata_open_and_the_credential_stores_shut() {
     let before = metadata_of(&key);
     assert!(!t.ok(&profile, &format!("chmod 777 {key}")), "a credential store's mode changed under a rule on /");
     assert_eq!(metadata_of(&key), before);
+}
+
+/// Credentials inside folders the baseline opens for reading (git's
+/// `~/.config/git`, `~/.local`, the harness home, `/etc`): the fence opens
+/// the folder's other entries and its listing, never the store, whoever
+/// reads it — hidden code included.
+#[test]
+fn credentials_inside_baseline_folders_stay_shut_to_hidden_code() {
+    let Some(t) = Tree::new("credentials-in-baseline") else { return };
+    for d in ["home/.config/git", "home/.local/share/python_keyring", "home/.local/share/fish"] {
+        fs::create_dir_all(t.base.join(d)).unwrap();
+    }
+    let stores = [
+        "home/.config/git/credentials",
+        "home/.local/share/python_keyring/keyring_pass.cfg",
+        "home/.local/share/fish/fish_history",
+        "home/.dsh/.credentials.yaml",
+    ];
+    for s in stores {
+        fs::write(t.base.join(s), "SECRET-TOKEN\n").unwrap();
+    }
+    fs::write(t.base.join("home/.config/git/ignore"), "target/\n").unwrap();
+    let profile = t.profile(json!([]));
+    let mut targets: Vec<String> = stores.iter().map(|s| t.p(s)).collect();
+    // A system one too, where this machine has it (root reads it unfenced).
+    if fs::read("/etc/shadow").is_ok() {
+        targets.push("/etc/shadow".into());
+    }
+    for target in &targets {
+        for script in [
+            format!("python3 -c 'print(open(\"{target}\").read())'"),
+            format!("cat {target}"),
+            format!("node -e 'console.log(require(\"fs\").readFileSync(\"{target}\", \"utf8\"))'"),
+        ] {
+            let out = t.run(&profile, &script);
+            assert!(!out.status.success(), "the store was read: {script}");
+            assert!(!String::from_utf8_lossy(&out.stdout).contains("SECRET-TOKEN"), "the secret leaked: {script}");
+        }
+    }
+    // The folders' other entries, and their listings, stay open.
+    for script in [
+        format!("python3 -c 'print(open(\"{}\").read())'", t.p("home/.config/git/ignore")),
+        format!("cat {}", t.p("home/.dsh/notes.txt")),
+        format!("ls {} | grep -q credentials", t.p("home/.config/git")),
+        "ls /etc | grep -q passwd && cat /etc/passwd > /dev/null".to_string(),
+    ] {
+        let out = t.run(&profile, &script);
+        assert!(out.status.success(), "{script} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Only a rule written for the store opens it.
+    let git = t.profile(json!([rule(&t.p("home/.config/git"), true, &["read"])]));
+    assert!(!t.ok(&git, &format!("cat {}", t.p("home/.config/git/credentials"))), "a rule on its folder opened the store");
+    let own = t.profile(json!([rule(&t.p("home/.config/git/credentials"), false, &["read"])]));
+    assert!(t.ok(&own, &format!("cat {}", t.p("home/.config/git/credentials"))), "a rule for the store did not open it");
+}
+
+/// The harness home holds the plugin, its profile and its store: a rule on
+/// the home around it does not open it to hidden code (only a rule written
+/// for it would).
+#[test]
+fn a_rule_on_home_leaves_the_harness_home_unchangeable() {
+    let Some(t) = Tree::new("harness-home") else { return };
+    fs::create_dir_all(t.base.join("home/.dsh/profiles/headless")).unwrap();
+    fs::write(t.base.join("home/.dsh/profiles/headless/cordis.patch.yml"), "- insert: []\n").unwrap();
+    fs::write(t.base.join("home/notes.txt"), "notes\n").unwrap();
+    let profile = t.profile(json!([rule(&t.p("home"), true, &["read", "write", "create", "delete"])]));
+    let patch = t.p("home/.dsh/profiles/headless/cordis.patch.yml");
+    for script in [
+        format!("echo '- insert: [evil]' >> {patch}"),
+        format!("python3 -c 'open(\"{patch}\", \"w\").write(\"evil\")'"),
+        format!("mkdir {}", t.p("home/.dsh/profiles/headless/node_modules")),
+        format!("rm -f {patch}"),
+        format!("echo x > {}", t.p("home/.dsh/new")),
+    ] {
+        assert!(!t.ok(&profile, &script), "the harness home changed with: {script}");
+    }
+    assert_eq!(fs::read_to_string(&patch).unwrap(), "- insert: []\n");
+    assert!(t.ok(&profile, &format!("echo more >> {} && cat {patch}", t.p("home/notes.txt"))), "the rest of home follows the rule");
 }

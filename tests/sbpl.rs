@@ -1061,7 +1061,9 @@ mod kernel {
 
         let Some(w) = World::new("differential") else { return };
         let probes: usize = std::env::var("DSH_ALLOW_DIFFERENTIAL_PROBES").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
-        let dirs = ["ws", "ws/p", "ws/p/q", "elsewhere", "elsewhere/c", "home/d"];
+        // `home/.config/git` is a folder the baseline opens for reading that
+        // holds a credential store (`credentials`), probed like any file.
+        let dirs = ["ws", "ws/p", "ws/p/q", "elsewhere", "elsewhere/c", "home/d", "home/.config/git"];
         let mut rng = Xorshift::new(0x2545_f491_4f6c_dd1d ^ probes as u64);
         let host = MacHost(FsHost::from_env());
         let (mut mismatches, mut checked, mut metadata) = (0, 0, 0);
@@ -1071,6 +1073,7 @@ mod kernel {
                 std::fs::create_dir_all(w.root.join(d)).unwrap();
                 std::fs::copy("/bin/true", w.root.join(d).join("run")).unwrap();
             }
+            w.write("home/.config/git/credentials", "https://u:token@example.com\n");
             // Seatbelt attaches every capability to a file as to a folder.
             let rules: Vec<Rule> = rule_set(&mut rng, dirs.len())
                 .into_iter()
@@ -1118,8 +1121,9 @@ mod kernel {
                     (Capability::Write, rel, script)
                 } else {
                     let cap = Capability::ALL[rng.below(5)];
+                    let read = if d == "home/.config/git" && rng.below(2) == 0 { "credentials" } else { "f1" };
                     let (rel, script) = match cap {
-                        Capability::Read => (format!("{d}/f1"), format!("cat {}", quoted(&w.path(&format!("{d}/f1"))))),
+                        Capability::Read => (format!("{d}/{read}"), format!("cat {}", quoted(&w.path(&format!("{d}/{read}"))))),
                         Capability::Write => (format!("{d}/f2"), format!("echo w >> {}", quoted(&w.path(&format!("{d}/f2"))))),
                         // A redirection makes the file and nothing else (touch would also set its times).
                         Capability::Create => (format!("{d}/new{set}-{n}"), format!(": > {}", quoted(&w.path(&format!("{d}/new{set}-{n}"))))),

@@ -394,6 +394,7 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                     out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
                 }
             }
+            Unseen::Named { program, path } => named(req, policy, program, path, host, (why_refused, &mut judged.persistence_note), &mut out),
             Unseen::Escapes { program, reason } => {
                 // Beyond any fence of this call: only the user can say yes,
                 // each time, or once for good by trusting the program.
@@ -419,6 +420,57 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
         }
     }
     out
+}
+
+/// A path a program outside the table names (issue 34, families 6 and 7):
+/// bounded under a fence of every change; else refused where no one may
+/// change it (the harness home, a credential store, the permission store),
+/// allowed inside the workspace (but on a persistence surface) or where the
+/// policy grants every change, and asked for otherwise. Reserved system
+/// paths are left to the programs that read them (`ldd /usr/bin/x`): the
+/// decision refuses no change there it could see.
+fn named(req: &DecideRequest, policy: &Policy, program: &str, path: &str, host: &dyn Host, notes: (&mut Option<(String, Capability, Why)>, &mut Option<String>), out: &mut UnseenJudged) {
+    let (why_refused, persistence_note) = notes;
+    use Capability::{Create, Delete, Write};
+    let fenced = req.mode == Mode::DangerFullAccess || [Write, Create, Delete].iter().all(|c| req.fence.contains(c));
+    let reason = format!("`{program}` is outside the table: what it does to {path}, which it names, the line does not show");
+    // Bounded, it says nothing a reader needs: every program outside the
+    // table names the folder it runs in.
+    if fenced {
+        return;
+    }
+    let spelled = Spellings::of(path, host);
+    let mut open = Vec::new();
+    for cap in [Write, Create, Delete] {
+        let r = policy.resolve(&spelled, cap);
+        match &r.why {
+            Why::Reserved(_) => {}
+            _ if r.refused => {
+                if why_refused.is_none() {
+                    *why_refused = Some((path.to_string(), cap, r.why.clone()));
+                }
+            }
+            Why::Persistence(surface) => {
+                if persistence_note.is_none() {
+                    *persistence_note = Some(format!("{surface} decides what runs later, outside any fence: only a rule naming it opens it"));
+                }
+                open.push(cap);
+            }
+            _ if !r.granted => open.push(cap),
+            _ => {}
+        }
+    }
+    let plain_workspace = policy.is_in_workspace(&spelled) && policy.persistence(&spelled, Write).is_none();
+    if plain_workspace || open.is_empty() {
+        return;
+    }
+    for cap in open {
+        out.unbounded.push((path.to_string(), cap));
+    }
+    let u = Unknown { capability: Some(Write), reason, bounded: false };
+    if !out.unknown.contains(&u) {
+        out.unknown.push(u);
+    }
 }
 
 /// Refuse, ask or allow, from what was judged.
@@ -657,6 +709,7 @@ fn refusal_sentence(path: &str, cap: Capability, why: &Why) -> String {
         Why::PermissionStore(store) => format!("refused: {op} on {path} would change the permission store ({store}); nothing may write it"),
         Why::Reserved(root) => format!("refused: {root} is a protected system path; {op} on {path} is not allowed for anyone"),
         Why::Credential(store) => format!("refused: {path} is in a credential store ({store}); only a rule added with /allow add opens it"),
+        Why::HarnessHome(home) => format!("refused: {op} on {path} would change the harness home ({home}), where the plugin, its profile and its store live; only a rule added with /allow add opens it"),
         Why::ReadOnly => format!("refused: this session is read-only; {op} on {path} cannot be granted"),
         _ => format!("refused: {op} on {path}"),
     }

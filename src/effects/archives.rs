@@ -32,6 +32,15 @@ pub(super) fn zip(s: &Split, sink: &mut Sink) {
     for op in &ops[1..] {
         sink.path(op, Read);
     }
+    // `-@`: the names come from standard input; `-i@F`/`-x@F`: a list file.
+    if s.options.iter().any(|(o, _, _)| o == "-@") {
+        sink.computed(Read, "zip -@ reads the names to add from standard input".into());
+    }
+    for v in s.values(&["-i", "-x"]) {
+        if let Some(f) = v.literal().and_then(|t| t.strip_prefix('@')) {
+            sink.path(&Arg::Literal(f.to_string()), Read);
+        }
+    }
     if s.short('m') {
         for op in &ops[1..] {
             sink.path(op, Delete);
@@ -120,6 +129,17 @@ pub(super) fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
         }
     }
     let dir = s.values(&["-C", "--directory"]).first().map(|v| option_arg("--directory", &v));
+    // `--checkpoint-action=exec=CMD` runs CMD at each checkpoint.
+    for v in s.values(&["--checkpoint-action"]) {
+        match v.literal() {
+            Some(t) => {
+                if let Some(cmd) = t.strip_prefix("exec=") {
+                    sink.shell_program(&Arg::Literal(cmd.to_string()), 0);
+                }
+            }
+            None => sink.opaque(format!("tar runs the checkpoint action `{}`", v.text())),
+        }
+    }
     if create || append {
         if let Some(a) = &archive {
             sink.fill(a);

@@ -27,16 +27,20 @@ pub(super) fn curl(s: &Split, sink: &mut Sink) {
             sink.fill(&option_arg("--cookie-jar", &v));
         }
     }
-    for v in s.values(&["-T", "--upload-file", "-K", "--config"]) {
-        {
-            sink.path(&option_arg("--upload-file", &v), Read);
-        }
+    for v in s.values(&["-T", "--upload-file", "-K", "--config", "--netrc-file", "--cacert", "--capath", "-E", "--cert", "--key", "--proxy-cacert", "--proxy-cert", "--proxy-key", "--crlfile"]) {
+        sink.path(&option_arg("--upload-file", &v), Read);
     }
-    for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form"]) {
-        if let Some(p) = v.literal().and_then(|t| t.split_once('@')).map(|(_, f)| f.split(';').next().unwrap_or("")) {
-            if !p.is_empty() {
-                sink.path(&Arg::Literal(p.to_string()), Read);
-            }
+    // A config read from standard input may name outputs and commands.
+    if s.values(&["-K", "--config"]).iter().any(|v| v.text() == "-") {
+        sink.opaque("curl reads its options from standard input (-K -), which may name files it writes".into());
+    }
+    curl_files_in_values(s, sink);
+    // `file://` URLs are paths it reads.
+    let urls = ops.iter().map(|a| (*a).clone()).chain(s.values(&["--url"]));
+    for url in urls {
+        if let Some(p) = url.literal().and_then(|t| t.strip_prefix("file://")) {
+            let path = p.strip_prefix("localhost").unwrap_or(p);
+            sink.path(&Arg::Literal(path.split(['?', '#']).next().unwrap_or("").to_string()), Read);
         }
     }
     if s.has(&["-O", "--remote-name", "--remote-name-all"]) || s.short('O') {
@@ -51,6 +55,45 @@ pub(super) fn curl(s: &Split, sink: &mut Sink) {
                     sink.fill(&Arg::Literal(p));
                 }
                 None => sink.unknown_names_in(dir.as_ref(), &[Create, Write], "curl -O names the file after the URL"),
+            }
+        }
+    }
+}
+
+/// The files curl's option values name by a sign: `-d @F`, `-F f=@F`,
+/// `-F f=<F` (the contents as the field), `--json @F`, `-H @F`,
+/// `--variable name@F`, a cookie file (`-b F`, no `=`), and
+/// `-w '%output{F}'` (the write-out goes to F).
+fn curl_files_in_values(s: &Split, sink: &mut Sink) {
+    let read = |sink: &mut Sink, f: &str| {
+        let f = f.split(';').next().unwrap_or("");
+        if !f.is_empty() && f != "-" {
+            sink.path(&Arg::Literal(f.to_string()), Read);
+        }
+    };
+    for v in s.values(&["-d", "--data", "--data-binary", "--data-urlencode", "--json", "--url-query", "-H", "--header", "--variable"]) {
+        if let Some((_, f)) = v.literal().and_then(|t| t.split_once('@')) {
+            read(sink, f);
+        }
+    }
+    for v in s.values(&["-F", "--form"]) {
+        if let Some((_, f)) = v.literal().and_then(|t| t.split_once(['@', '<'])) {
+            read(sink, f);
+        }
+    }
+    for v in s.values(&["-b", "--cookie"]) {
+        if let Some(f) = v.literal().filter(|t| !t.contains('=')) {
+            read(sink, f);
+        }
+    }
+    for v in s.values(&["-w", "--write-out"]) {
+        let text = v.text();
+        let mut rest = text;
+        while let Some(at) = rest.find("%output{") {
+            rest = &rest[at + "%output{".len()..];
+            let f = rest.split('}').next().unwrap_or("").trim_start_matches(">>");
+            if !f.is_empty() {
+                sink.fill(&Arg::Literal(f.to_string()));
             }
         }
     }
@@ -75,6 +118,11 @@ pub(super) fn wget(s: &Split, sink: &mut Sink) {
         {
             sink.path(&option_arg("--input-file", &v), Read);
         }
+    }
+    // `-e CMD` and a config file are wgetrc commands, which may name
+    // outputs (`output_document=`) and logs.
+    if !s.values(&["-e", "--execute", "--config"]).is_empty() {
+        sink.opaque("wget runs wgetrc commands (-e, --config) that may name the files it writes".into());
     }
     if !named && !s.has(&["--spider"]) {
         let prefix = s.values(&["-P", "--directory-prefix"]).first().map(|v| option_arg("--directory-prefix", &v));

@@ -19,6 +19,7 @@ use crate::paths;
 pub(super) fn git(args: &[Arg], sink: &mut Sink) {
     let mut i = 0;
     let mut cwd = sink.cwd.clone();
+    let mut expires = false;
     while i < args.len() {
         let t = args[i].text();
         match t {
@@ -34,7 +35,9 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
                 // longer git's alone, and some keys name a command to run.
                 sink.out.runs_code = true;
                 match args.get(i + 1) {
-                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {}
+                    Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {
+                        expires |= git_key_expires_history(kv.split('=').next().unwrap_or(kv));
+                    }
                     _ => sink.opaque(format!("git {t} sets configuration that may name a command git runs")),
                 }
                 i += 2;
@@ -69,6 +72,14 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         sink.out.runs_code = true;
         sink.opaque(format!("git {sub} runs a command the line names"));
     }
+    if sub == "credential" || sub.starts_with("credential-") {
+        let reason = format!("git {sub} asks the credential helpers (a keychain, a cache daemon) for a secret, which it hands out");
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
+    if let Some(why) = runs_a_program(sub, rest) {
+        sink.out.runs_code = true;
+        sink.opaque(format!("git {sub} {why}"));
+    }
     let mut inner = Sink { cx: sink.cx, cwd: &cwd, out: sink.out };
     config_writes(sub, rest, &mut inner);
     git_paths::git_files(&args[..i], sub, rest, &mut inner);
@@ -100,13 +111,74 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
         }
         _ => git_worktree::rewrites(sub, rest, &mut inner),
     }
-    history_and_nested(sub, rest, &mut inner);
+    history_and_nested(sub, rest, expires, &mut inner);
+    maintenance(sub, rest, &mut inner);
+    if sub == "apply" && rest.iter().any(|a| a.text() == "--unsafe-paths") {
+        inner.opaque("git apply --unsafe-paths writes wherever the patch's paths say, outside the worktree too".into());
+    }
+}
+
+/// `git maintenance start|register|stop|unregister`: the repository goes
+/// into the global configuration (`~/.gitconfig`'s maintenance.repo), and
+/// `start`/`stop` schedule (or unschedule) git with the system's timers,
+/// which run it later, outside this process tree.
+fn maintenance(sub: &str, rest: &[Arg], sink: &mut Sink) {
+    let verb = rest.iter().map(Arg::text).find(|w| !w.starts_with('-'));
+    if sub != "maintenance" || !matches!(verb, Some("start" | "stop" | "register" | "unregister")) {
+        return;
+    }
+    let global = Arg::Literal(format!("{}/.gitconfig", sink.cx.home.trim_end_matches('/')));
+    sink.path(&global, Write);
+    if matches!(verb, Some("start" | "stop")) {
+        let reason = "git maintenance schedules git with the system's timers (systemd, cron, launchd), which run it outside this process tree".to_string();
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
+}
+
+/// Options of a subcommand that make git start a program the line names or
+/// that a new repository brings (issue 34): the other side of a transfer
+/// (`--upload-pack`, `clone -u`, `--receive-pack`, `--exec`), the `ext::`
+/// transport, `grep -O`'s pager, send-email's commands, and a clone's or
+/// init's template (its hooks) or configuration naming a command.
+fn runs_a_program(sub: &str, rest: &[Arg]) -> Option<&'static str> {
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let has = |name: &str| words.iter().any(|w| *w == name || w.strip_prefix(name).is_some_and(|r| r.starts_with('=')));
+    if words.iter().any(|w| w.starts_with("ext::")) {
+        return Some("uses the ext:: transport, which runs the command its URL spells");
+    }
+    let transfer = match sub {
+        "clone" => has("--upload-pack") || words.contains(&"-u"),
+        "fetch" | "pull" | "ls-remote" | "fetch-pack" | "remote" => has("--upload-pack"),
+        "push" | "send-pack" => has("--receive-pack") || has("--exec"),
+        "archive" => has("--exec"),
+        _ => false,
+    };
+    if transfer {
+        return Some("runs the program it names as the other side of the transfer");
+    }
+    match sub {
+        "grep" if words.iter().any(|w| w.starts_with("-O") || w.starts_with("--open-files-in-pager")) => Some("opens the matches in a pager it starts"),
+        "send-email" if ["--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd"].iter().any(|o| has(o)) || words.iter().any(|w| w.starts_with("--smtp-server=/")) => {
+            Some("runs the commands its options name")
+        }
+        "clone" | "init" if has("--template") => Some("copies the hooks of a template folder into the new repository"),
+        "clone" => {
+            let s = split(rest, &["-c", "--config"]);
+            let code = s.values(&["-c", "--config"]).iter().any(|kv| match kv.literal() {
+                Some(kv) => git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)),
+                None => true,
+            });
+            code.then_some("sets configuration in the new repository that names a command git runs")
+        }
+        _ => None,
+    }
 }
 
 /// What git needs beyond the worktree: delete over the history it destroys,
 /// and in a repository below the workspace root.
-fn history_and_nested(sub: &str, rest: &[Arg], inner: &mut Sink) {
-    if let Some(why) = destroys_history(sub, rest) {
+fn history_and_nested(sub: &str, rest: &[Arg], expires: bool, inner: &mut Sink) {
+    let expired = expires.then_some("runs with configuration that expires the reflog or unreachable objects now");
+    if let Some(why) = destroys_history(sub, rest).or(expired) {
         // Asked as a worktree rewrite is, bound to git, but over the
         // repository's own folder: the fence grants git's lines delete
         // there for lock files, so only the card stands before this.
@@ -142,6 +214,17 @@ fn git_key_runs_code(key: &str, value: Option<&str>) -> bool {
     ) || matches!(first, "includeif" | "filter" | "pager" | "credential" | "gpg" | "browser")
         || matches!(last, "command" | "driver" | "textconv" | "helper" | "cmd" | "program" | "process" | "clean" | "smudge" | "tool" | "path")
         || (first == "alias" && value.is_none_or(|v| v.trim_start().starts_with('!')))
+}
+
+/// Keys that decide how soon git forgets history (`gc.reflogExpire=now`
+/// makes the next `gc` or `gc --auto` drop every reflog entry), or where
+/// the worktree is: set on a line, or written, they lose work or point the
+/// repository elsewhere.
+fn git_key_expires_history(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    matches!(key.as_str(), "gc.reflogexpire" | "gc.reflogexpireunreachable" | "gc.pruneexpire" | "gc.worktreepruneexpire" | "gc.rerereresolved" | "gc.rerereunresolved" | "core.worktree")
+        || (key.starts_with("gc.") && key.ends_with(".reflogexpire"))
+        || (key.starts_with("gc.") && key.ends_with(".reflogexpireunreachable"))
 }
 
 /// `git config` writes (and the subcommands that set configuration as they
@@ -211,7 +294,7 @@ fn config_writes(sub: &str, rest: &[Arg], sink: &mut Sink) {
         sink.opaque(format!("git {sub} writes the configuration of a repository found only at run time"));
         return;
     };
-    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref())) {
+    if key.as_deref().is_some_and(|k| git_key_runs_code(k, value.as_deref()) || git_key_expires_history(k)) {
         sink.out.configures_code = true;
         sink.path(&Arg::Literal(config), Write);
     } else {

@@ -166,6 +166,7 @@ fn init(rest: &[Arg], git_dir: Option<&Arg>, sink: &mut Sink) {
     };
     writers::missing_ancestors(sink, &Arg::Literal(format!("{}/x", d.trim_end_matches('/'))));
     let separate = s.values(&["--separate-git-dir"]).into_iter().next().or_else(|| git_dir.cloned());
+    sink.out.makes_repository = separate.is_none();
     match separate {
         Some(repo) => {
             sink.path_with(&repo, create_or_write);
@@ -174,8 +175,11 @@ fn init(rest: &[Arg], git_dir: Option<&Arg>, sink: &mut Sink) {
             }
         }
         None if s.has(&["--bare"]) => sink.path_with(&dir, create_or_write),
-        None => sink.path_with(&Arg::Literal(format!("{}/.git", d.trim_end_matches('/'))), create_or_write),
+        // A `.git` already there is initialised again in place: its files
+        // are git's own state, not a new repository pointer.
+        None => sink.path_if_missing(&Arg::Literal(format!("{}/.git", d.trim_end_matches('/'))), Create),
     }
+    sink.out.makes_repository = false;
 }
 
 /// `git clone URL [DIR]`: DIR, or the name the URL ends in.

@@ -45,6 +45,16 @@ pub(super) fn rewrites(sub: &str, rest: &[Arg], sink: &mut Sink) {
         "rebase" if has(&["-i", "--interactive"]) => Kind::Asked,
         "merge" | "rebase" | "cherry-pick" | "revert" | "pull" | "am" | "apply" => Kind::Guarded,
         "mv" => return mv(rest, sink),
+        // The plumbing that writes the worktree from the index: forced, it
+        // overwrites what is there; `read-tree -u` with `--reset` too.
+        "checkout-index" if has(&["-f", "--force"]) || words.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('f')) => {
+            Kind::Discards("uncommitted changes")
+        }
+        "checkout-index" => Kind::Guarded,
+        "read-tree" if has(&["-u"]) && !has(&["-m"]) => Kind::Discards("uncommitted changes"),
+        "read-tree" if has(&["-u"]) => Kind::Guarded,
+        // Forced, submodules' worktrees lose what is uncommitted in them.
+        "submodule" if matches!(verb, Some("deinit" | "update")) && has(&["-f", "--force"]) => Kind::Discards("uncommitted changes in submodules"),
         _ => Kind::None,
     };
     match kind {

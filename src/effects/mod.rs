@@ -18,8 +18,9 @@ pub use sink::{Analysis, Context, Effect, MadeLink, Unseen};
 pub use table::table_names;
 use sink::{Fold, Sink, Start, Started};
 use split::{split, Split};
-use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, RUNS, UPDATES};
+use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, NAMES_FROM, RUNS, UPDATES};
 mod archives;
+mod builtins;
 mod code;
 mod daemon;
 mod editors;
@@ -35,6 +36,7 @@ mod starts;
 mod table;
 mod tools;
 mod transfer;
+mod variables;
 mod wrappers;
 mod writers;
 
@@ -82,6 +84,8 @@ fn analyse_into(items: &[Item], cx: &Context, depth: usize, out: &mut Analysis) 
         match item {
             Item::Command(cmd) => command(cmd, cx, depth, out),
             Item::Redirect { redirect, cwd } => redirection(redirect, cwd, cx, out),
+            Item::Defines { name, cwd } => builtins::defines(name, &mut Sink { cx, cwd, out }),
+            Item::Hidden { reason, cwd } => Sink { cx, cwd, out }.opaque(reason.clone()),
         }
     }
 }
@@ -130,6 +134,10 @@ fn command(cmd: &SimpleCommand, cx: &Context, depth: usize, out: &mut Analysis) 
     for r in &cmd.redirects {
         redirection(r, &cmd.cwd, cx, out);
     }
+    if !cmd.assignments.is_empty() {
+        variables::assignments(&cmd.assignments, &mut Sink { cx, cwd: &cmd.cwd, out }, depth);
+        what_it_starts(cx, out);
+    }
     run(&cmd.argv, &cmd.cwd, cx, depth, out);
 }
 
@@ -148,11 +156,29 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     // A program named by a path may be anything (`./cat` is not cat).
     let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
     out.runs_code |= !known;
+    let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
+    if words.iter().any(|w| table::DAEMON_SOCKETS.iter().any(|s| w.contains(s))) {
+        let reason = format!("`{base}` talks to a daemon through its socket, and the daemon acts outside this process tree");
+        out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
+    if table::hands_out_secret(base, &words) {
+        let reason = format!("`{base}` hands out a secret a daemon or keychain keeps, outside any file capability");
+        out.unseen.push(Unseen::Escapes { program: None, reason });
+    }
+    if !known && program(base).is_some() || (name.contains('/') && !project_program(name, cwd, cx)) {
+        // Code its text does not show runs in this folder, and may fill it.
+        for d in cwd.0.iter().flatten() {
+            out.unseen.push(Unseen::Named { program: name.to_string(), path: d.clone() });
+        }
+    }
     out.runs_git |= name == "git";
     let args = &argv[1..];
     if name == "trap" || (name == "builtin" && args.first().map(Arg::text) == Some("trap")) {
         trap(if name == "trap" { args } else { &args[1..] }, cwd, cx, depth, out);
         return;
+    }
+    if BUILTINS.contains(&name) {
+        builtins::builtin(name, args, &mut Sink { cx, cwd, out });
     }
     if name == "builtin" {
         // `builtin NAME …` runs the shell's own NAME (`builtin exec cat f`).
@@ -161,7 +187,16 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     }
     let Some(prog) = program(base) else {
         if !BUILTINS.contains(&name) {
-            readers::named_secrets(args.iter(), &mut Sink { cx, cwd, out });
+            let mut sink = Sink { cx, cwd, out };
+            readers::named_secrets(args.iter(), &mut sink);
+            // The project's own programs (`./configure --prefix=/usr/local`)
+            // run as its scripts do; any other program outside the table is
+            // judged by what its words name.
+            if !project_program(name, cwd, cx) {
+                readers::named_paths(name, args.iter(), &mut sink);
+                starts::spelled_commands(name, args, &mut sink, depth);
+                what_it_starts(cx, out);
+            }
         }
         return;
     };
@@ -189,6 +224,8 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
 fn what_it_starts(cx: &Context, out: &mut Analysis) {
     for Started { what, cwd, depth, fold } in std::mem::take(&mut out.started) {
         match (what, fold) {
+            (what, Fold::SpelledBy(who)) => judged_apart(&who, what, &cwd, cx, depth, out, false),
+            (what, Fold::NamedBy(who)) => judged_apart(&who, what, &cwd, cx, depth, out, true),
             (Start::Argv(argv), Fold::AsIs) => run(&argv, &cwd, cx, depth, out),
             (Start::Shell(program), _) => nested_program(&program, &mut Sink { cx, cwd: &cwd, out }, depth),
             (Start::Argv(argv), Fold::ComputedUnder(scope)) => {
@@ -223,6 +260,38 @@ fn what_it_starts(cx: &Context, out: &mut Analysis) {
     }
 }
 
+/// A command the line names without running it itself (spelled in the
+/// words of a program outside the table, or named by a variable): judged
+/// apart; if it would do more than read, or run code, the line is inline
+/// code (allowed only under a full fence). `merge`: what it does counts for
+/// the line too (a variable's command does run).
+fn judged_apart(who: &str, what: Start, cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis, merge: bool) {
+    let mut part = part_of(out);
+    let text = match &what {
+        Start::Argv(argv) => {
+            run(argv, cwd, cx, depth, &mut part);
+            argv.iter().map(Arg::text).collect::<Vec<_>>().join(" ")
+        }
+        Start::Shell(code) => {
+            nested_program(code, &mut Sink { cx, cwd, out: &mut part }, depth);
+            code.text().to_string()
+        }
+    };
+    let changes = part.effects.iter().any(|e| !matches!(e.capability, Read | Execute));
+    // A program PATH cannot find now starts nothing anyone can name.
+    let hides = part.unseen.iter().any(|u| !matches!(u, Unseen::NotOnPath { .. } | Unseen::Computed { capability: Read, .. }));
+    if part.runs_code || changes || hides {
+        let shown: String = text.chars().take(60).collect();
+        out.unseen.push(Unseen::Opaque { reason: format!("{who} (`{shown}`)") });
+    }
+    if merge {
+        starts_of(out, &part);
+        out.effects.extend(part.effects);
+        out.unseen.extend(part.unseen);
+        out.found.extend(part.found);
+    }
+}
+
 /// What the option tables (`FILLS`, `UPDATES`, `RUNS`, `MAKES_IN`) say
 /// `name`'s options do.
 fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
@@ -239,6 +308,15 @@ fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
     for v in s.values(&of(RUNS)) {
         nested_program(&v, sink, depth);
     }
+    for v in s.values(&of(NAMES_FROM)) {
+        if v.text() != "-" {
+            sink.path(&v, Read);
+        }
+        sink.computed(Read, format!("{name} reads the files `{}` names", v.text()));
+    }
+    if name == "scp" {
+        tools::ssh_runs_local(&s.values(&["-o"]), s.has(&["-F"]), sink);
+    }
     for (names, opts, caps) in MAKES_IN {
         if names.contains(&name) {
             for v in s.values(opts) {
@@ -246,6 +324,12 @@ fn option_files(name: &str, s: &Split, sink: &mut Sink, depth: usize) {
             }
         }
     }
+}
+
+/// A program named by a path inside the workspace: the project's own.
+fn project_program(name: &str, cwd: &Cwd, cx: &Context) -> bool {
+    let ws = paths::normalize(cx.workspace);
+    name.contains('/') && cwd.0.as_ref().is_some_and(|dirs| dirs.iter().all(|d| paths::within(&paths::absolute(d, name, cx.home), &ws)))
 }
 
 /// The execute effect on the binary a name starts.
@@ -315,6 +399,23 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Openssl => tools::openssl(args, sink),
         Role::History => tools::history(args, sink),
         Role::Make => tools::make(args, sink),
+        Role::MultiCall => wrappers::multi_call(name, args, sink, depth),
+        Role::Debugger => starts::debugger(name, args, sink, depth),
+        Role::Runs => starts::runs(name, args, sink, depth),
+        Role::Environment => starts::environment(name, args, sink, depth),
+        Role::Gio => tools::gio(args, sink, depth),
+        Role::Convert => writers::convert(name, s, sink),
+        Role::EscapesUnless(why, asks) => {
+            if s.operands.first().is_some_and(|w| !asks.contains(&w.text())) {
+                sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() });
+            }
+        }
+        Role::EscapesWith(why, words) => {
+            if args.iter().any(|a| words.contains(&a.text())) {
+                sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() });
+            }
+        }
+        Role::Signals => builtins::signals(name, args, sink),
     }
 }
 
@@ -330,7 +431,14 @@ fn trap(args: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis)
         // `trap`, `trap -l`, `trap -p …`, `trap - SIG` (reset), `trap SIG` (reset)
         [] | [_] => {}
         [first, ..] if matches!(first.literal(), Some(t) if t.starts_with('-')) => {}
-        [action, ..] => nested_program(action, &mut sink, depth),
+        [action, signals @ ..] => {
+            // These run before every command, on every return, on every
+            // failure: in whatever folder the shell is then.
+            if signals.iter().any(|s| matches!(s.text().trim_start_matches("SIG"), "DEBUG" | "RETURN" | "ERR")) {
+                sink.opaque("a DEBUG, RETURN or ERR trap runs its action around the commands that follow, wherever they run".into());
+            }
+            nested_program(action, &mut sink, depth)
+        }
     }
 }
 

@@ -67,7 +67,7 @@ fn under(sink: &mut Sink, dir: &Arg, caps: &[Capability], why: &str) {
 
 /// npm, pnpm, yarn.
 fn node(name: &str, args: &[Arg], sink: &mut Sink) {
-    let mut values = vec!["--prefix", "-C", "--dir", "--cwd", "--cache", "--userconfig", "--globalconfig", "--registry", "-w", "--workspace", "--filter", "--loglevel", "--location", "--pack-destination", "--tag", "--otp"];
+    let mut values = vec!["--prefix", "-C", "--dir", "--cwd", "--cache", "--userconfig", "--globalconfig", "--registry", "-w", "--workspace", "--filter", "--loglevel", "--location", "--pack-destination", "--tag", "--otp", "--script-shell"];
     if name == "yarn" {
         values.extend(["-f", "--filename", "-o", "--out", "--modules-folder"]);
     }
@@ -76,6 +76,9 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
     let sub = words.first().copied().unwrap_or("install");
     let global = s.has(&["--global"]) || s.short('g') || s.values(&["--location"]).iter().any(|v| v.text() == "global") || (name == "yarn" && sub == "global");
     let prefix = s.values(&["--prefix", "-C", "--dir", "--cwd"]).into_iter().next();
+    if s.has(&["--script-shell"]) {
+        sink.opaque(format!("{name} runs its scripts through a shell the line names"));
+    }
     const INSTALLS: &[&str] = &[
         "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add", "ci", "clean-install", "ic",
         "install-clean", "update", "up", "upgrade", "udpate", "uninstall", "remove", "rm", "r", "un", "unlink", "prune", "dedupe", "ddp",
@@ -87,6 +90,8 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
                 sink.opaque(format!("{name} {sub} changes the global prefix its configuration names"));
             } else if let Some(p) = &prefix {
                 under(sink, p, &[Create, Write, Delete], &format!("{name} {sub} installs into `{}`", p.text()));
+            } else {
+                project_install(name, sink);
             }
             if let Some(dir) = s.values(&["--modules-folder"]).first() {
                 under(sink, dir, &[Create, Write, Delete], &format!("{name} installs into `{}`", dir.text()));
@@ -135,6 +140,22 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
         }
         "store" => sink.opaque(format!("{name} store changes the store its configuration names")),
         _ => {}
+    }
+}
+
+/// An install into the project where it runs: its `node_modules` filled,
+/// its manifest and lock file written (in the workspace, the baseline's;
+/// elsewhere — another project, the harness's own profile — asked or
+/// refused as those paths are).
+fn project_install(name: &str, sink: &mut Sink) {
+    let lock = match name {
+        "pnpm" => "pnpm-lock.yaml",
+        "yarn" => "yarn.lock",
+        _ => "package-lock.json",
+    };
+    sink.path_with(&Arg::Literal("node_modules".into()), create_or_write);
+    for file in ["package.json", lock] {
+        sink.fill(&Arg::Literal(file.into()));
     }
 }
 
@@ -262,6 +283,11 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
         sink.opaque(format!("cargo -C `{}` runs in another folder", d.text()));
         return;
     }
+    // `--config KEY=VALUE` (or a file) may name a rustc wrapper, a linker
+    // or a runner.
+    if !s.values(&["--config"]).is_empty() {
+        sink.opaque("cargo --config sets configuration that may name a program cargo runs".into());
+    }
     for d in s.values(&["--target-dir"]) {
         under(sink, &d, &[Create, Write, Delete], &format!("cargo builds into `{}`", d.text()));
     }
@@ -351,6 +377,9 @@ fn go(args: &[Arg], sink: &mut Sink) {
         sink.fill(&f);
     }
     for program in value(&["exec", "toolexec"]) {
+        // go starts it with each compiled tool or test binary as its words,
+        // which the line does not show.
+        sink.opaque(format!("go -{} `{}` runs that program around every tool or test binary it starts", if value(&["toolexec"]).contains(&program) { "toolexec" } else { "exec" }, program.text()));
         sink.shell_program(&program, 0);
     }
     let outdir = value(&["outputdir"]).into_iter().next();

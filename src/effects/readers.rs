@@ -1,7 +1,7 @@
 //! Readers and filters: the operands they read, and the few files their
 //! options write (`sort -o`, `jq`/`yq -i`, `uniq`'s output operand).
 
-use super::sink::Sink;
+use super::sink::{Sink, Unseen};
 use super::split::{option_arg, Split};
 use super::writers;
 use crate::host::PathKind;
@@ -20,6 +20,10 @@ pub(super) fn file_compile(sink: &mut Sink) {
 #[inline(never)]
 pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) {
     let ops = &s.operands;
+    // less runs `+!CMD` and `+|CMD` as its first commands (a shell command).
+    if name == "less" && ops.iter().any(|o| o.text().starts_with('+') && o.text().contains(['!', '|'])) {
+        sink.opaque("less is given a first command that runs a shell command (+!…, +|…)".into());
+    }
     let parents = s.short('p') || s.has(&["--parents"]);
     for op in ops {
         for &c in caps {
@@ -55,7 +59,7 @@ pub(super) fn list_or_cwd(s: &Split, sink: &mut Sink) {
 pub(super) fn read_after_first(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     if name.ends_with("awk") && awk_touches_files(s) {
-        sink.opaque("the awk program opens files or runs commands itself (print >, getline, system)".into());
+        sink.opaque("the awk program opens files, loads code or runs commands itself (print >, getline, system, @include, @load)".into());
     }
     if name.ends_with("awk") {
         awk_options(name, args, sink);
@@ -151,6 +155,17 @@ pub(super) fn opaque(name: &str, s: &Split, sink: &mut Sink) {
 pub(super) fn yq(name: &str, s: &Split, args: &[Arg], sink: &mut Sink) {
     let ops = &s.operands;
     jq(s, args, sink);
+    // mikefarah's yq reads any file its expression names (`load("F")`).
+    let loads = |e: &str| {
+        e.match_indices("load").any(|(at, _)| {
+            let before = e[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let after = &e[at + 4..];
+            before && ["(", "_str(", "_xml(", "_props(", "_base64("].iter().any(|p| after.trim_start().starts_with(p))
+        })
+    };
+    if ops.iter().any(|o| loads(o.text())) {
+        sink.opaque(format!("{name}'s expression loads files it names (load, load_str)"));
+    }
     // mikefarah's yq names a subcommand first (`yq eval -i EXPR f`).
     let sub = usize::from(matches!(ops.first().map(|a| a.text()), Some("eval" | "e" | "eval-all" | "ea")));
     let filter = usize::from(!s.has(&["-f", "--from-file"]));
@@ -183,6 +198,38 @@ pub(super) fn named_secrets<'a>(words: impl Iterator<Item = &'a Arg>, sink: &mut
     }
 }
 
+/// Family 6 of issue 34: a program outside the table may write, replace or
+/// delete what its words name (`pandoc -o F`, `sponge F`, `gio trash F`).
+/// Each word that names a path — absolute, from `~`, with a `/` in it, or
+/// one that exists where the program runs — is recorded as named by the
+/// program ([`Unseen::Named`]), and so is the folder it runs in, which it
+/// may fill. The decision judges them; the kernel bounds them when it
+/// fences every change.
+#[inline(never)]
+pub(super) fn named_paths<'a>(program: &str, words: impl Iterator<Item = &'a Arg>, sink: &mut Sink) {
+    let cx = sink.cx;
+    let Some(dirs) = sink.dirs().cloned() else { return };
+    let mut named: Vec<String> = dirs.clone();
+    for a in words {
+        let Arg::Literal(word) = a else { continue };
+        for spelled in word_paths(word) {
+            let path_like = spelled.starts_with('/') || spelled.starts_with('~') || spelled.contains('/');
+            for base in &dirs {
+                let at = paths::absolute(base, spelled, cx.home);
+                // A bare name counts when it is there, or is a repository's
+                // surface even before it exists (`.gitmodules`, `.git`).
+                let surface = crate::policy::baseline::repository_surface(&at).is_some() || paths::file_name(&at) == ".git";
+                if (path_like || surface || cx.host.kind(&at) != PathKind::Missing) && !named.contains(&at) {
+                    named.push(at);
+                }
+            }
+        }
+    }
+    for path in named {
+        sink.out.unseen.push(Unseen::Named { program: program.to_string(), path });
+    }
+}
+
 /// What a word may spell as a path: itself, an option's value after `=`, a
 /// short option's attached value (`-fFILE`), `file:PATH`, curl's `@PATH`.
 fn word_paths(word: &str) -> Vec<&str> {
@@ -212,8 +259,9 @@ fn names_secret(spelled: &str, sink: &Sink) -> bool {
         None => return false,
     };
     let harness = paths::absolute("/", cx.harness_home, cx.home);
+    let stores = crate::policy::baseline::credential_paths(cx.home, if cx.harness_home.is_empty() { "" } else { &harness });
     let sensitive = |p: &str| {
-        crate::policy::baseline::CREDENTIAL_STORES.iter().any(|store| paths::within(p, &format!("{}/{store}", cx.home.trim_end_matches('/'))))
+        stores.iter().any(|store| paths::within(p, store))
             || (!cx.harness_home.is_empty() && paths::within(p, &harness))
             || cx.protected_files.iter().any(|f| paths::within(p, &paths::absolute("/", f, cx.home)))
     };
@@ -266,5 +314,6 @@ fn awk_options(name: &str, args: &[Arg], sink: &mut Sink) {
 fn awk_touches_files(s: &Split) -> bool {
     let program = s.operands.first().map(|a| a.text()).unwrap_or("");
     let prints = program.contains("print");
-    program.contains("getline") || program.contains("system") || (prints && (program.contains('>') || program.contains('|')))
+    // gawk's `@include` reads a program file, `@load` a shared library.
+    program.contains("getline") || program.contains("system") || program.contains("@include") || program.contains("@load") || (prints && (program.contains('>') || program.contains('|')))
 }

@@ -44,6 +44,13 @@ pub enum Unseen {
     /// it leads wherever that process points when it runs. No rule or grant
     /// can name where, so only the kernel fence bounds it.
     ProcessLink { capability: Capability, path: String },
+    /// A path a program outside the table names (an operand, an option's
+    /// value, or the folder it runs in): what the program does there the
+    /// line does not show. Under a fence of write, create and delete the
+    /// kernel bounds it ("execute only"); without one it is judged as a
+    /// change to that path, allowed only inside the workspace (a
+    /// persistence surface excepted) or where the policy grants it.
+    Named { program: String, path: String },
     /// A command handed to something outside this process tree (a service
     /// manager, a scheduler, a terminal server, a container daemon): no
     /// fence of this call reaches it, so it is asked every time.
@@ -66,6 +73,9 @@ pub struct Analysis {
     /// Set while a link's own name is recorded (ln creates the link, it does
     /// not go through it).
     pub(super) plain: bool,
+    /// Set while git records the `.git` it makes for a new repository; any
+    /// other `.git` a command makes is a gitlink, which takes content.
+    pub(super) makes_repository: bool,
     /// The line starts a program that runs code its text does not show: one
     /// not in the table, an interpreter, a shell, an editor, a path.
     pub runs_code: bool,
@@ -148,6 +158,13 @@ pub(super) enum Fold {
     /// `xargs`: the operands arrive on standard input, so every path effect
     /// but the program's execute is computed, under the working directory.
     FromInput(Vec<String>),
+    /// A command the words of a program outside the table spell (`mytool
+    /// rm -rf ~/x`): whether that program runs it the line does not show.
+    /// Anything it would do beyond reading makes the line inline code.
+    SpelledBy(String),
+    /// A command a variable names (`GIT_EDITOR=CMD`): it runs, so what it
+    /// does counts; code it hides makes the line inline code.
+    NamedBy(String),
 }
 
 pub(super) struct Sink<'a, 'b> {
@@ -198,7 +215,14 @@ impl Sink<'_, '_> {
                     match l {
                         Located::Path(p) => {
                             let c = cap(&p, kind(&p));
-                            self.out.effects.push(Effect { path: p, capability: c });
+                            // A `.git` made by anything but git's own init is
+                            // a gitlink file, whose content moves the
+                            // repository: judged as written.
+                            let gitlink = c == Create && paths::file_name(&p) == ".git" && !self.out.makes_repository;
+                            self.out.effects.push(Effect { path: p.clone(), capability: c });
+                            if gitlink {
+                                self.out.effects.push(Effect { path: p, capability: Write });
+                            }
                         }
                         Located::ProcessLink(spelled) => {
                             let c = cap(&spelled, PathKind::Missing);
@@ -412,7 +436,12 @@ impl Sink<'_, '_> {
     /// A shell program given as one word runs here (`bash -c WORD`): read
     /// and judged like the line itself when it is literal, opaque otherwise.
     pub(super) fn shell_program(&mut self, program: &Arg, depth: usize) {
-        self.out.started.push(Started { what: Start::Shell(program.clone()), cwd: self.cwd.clone(), depth, fold: Fold::AsIs });
+        self.shell_program_as(program, depth, Fold::AsIs);
+    }
+
+    /// [`Sink::shell_program`], folded into the line by `fold`.
+    pub(super) fn shell_program_as(&mut self, program: &Arg, depth: usize, fold: Fold) {
+        self.out.started.push(Started { what: Start::Shell(program.clone()), cwd: self.cwd.clone(), depth, fold });
     }
 }
 

@@ -268,8 +268,27 @@ pub(super) fn history(args: &[Arg], sink: &mut Sink) {
 #[inline(never)]
 pub(super) fn make(args: &[Arg], sink: &mut Sink) {
     let s = split(args, &["-C", "-f", "-I", "-o", "-W", "-E", "--directory", "--file", "--makefile", "--include-dir", "--old-file", "--assume-old", "--what-if", "--new-file", "--assume-new", "--eval"]);
+    // `make SHELL=… CC=…`: the variables the recipes run with.
+    let set: Vec<Arg> = s.operands.iter().map(|a| (*a).clone()).collect();
+    super::variables::assignments(&super::variables::leading_assignments(&set), sink, 0);
     if s.has(&["-C", "--directory", "-f", "--file", "--makefile", "-E", "--eval"]) {
         sink.opaque("make runs the recipes of a folder or makefile the command line names but does not show".into());
+    }
+}
+
+/// ssh's options that run a program here, not on the other host:
+/// `-o ProxyCommand=`, `LocalCommand=`, `KnownHostsCommand=`, `Match exec`,
+/// the providers it loads (`PKCS11Provider`, `SecurityKeyProvider`, `-I`),
+/// and a config file (`-F`), which may hold any of them. Shared by ssh and
+/// scp.
+pub(super) fn ssh_runs_local(options: &[Arg], config_or_library: bool, sink: &mut Sink) {
+    const RUN: &[&str] = &["proxycommand", "localcommand", "knownhostscommand", "pkcs11provider", "securitykeyprovider", "match", "include", "remotecommand"];
+    let named = options.iter().any(|o| {
+        let key = o.text().split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
+        RUN.contains(&key.as_str()) || !matches!(o, Arg::Literal(_))
+    });
+    if named || config_or_library {
+        sink.opaque("ssh runs a program here that its options or config name (ProxyCommand, LocalCommand, a provider library)".into());
     }
 }
 
@@ -291,9 +310,85 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
             _ => {}
         }
     }
+    let values = |names: &[&str]| -> Vec<Arg> { opts.iter().filter(|(o, _)| names.contains(&o.as_str())).filter_map(|(_, v)| v.clone()).collect() };
+    ssh_runs_local(&values(&["-o"]), !values(&["-F"]).is_empty() || !values(&["-I"]).is_empty(), sink);
+    // A remote forward (or a tunnel device) lets the other host reach this
+    // one; a forward sent to the background outlives the call; `-O` talks
+    // to a master connection started outside it, and `-M` is one. (A local
+    // forward in the foreground ends with the call.)
+    let has = |names: &[&str]| opts.iter().any(|(o, _)| names.contains(&o.as_str()));
+    if has(&["-R", "-w", "-O", "-M"]) || (has(&["-f"]) && has(&["-L", "-D"])) {
+        let reason = "ssh forwards ports from the other host, outlives the call or controls a master connection, which carry connections outside this process tree and its fence";
+        sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
+        return;
+    }
     let runs_nothing = opts.iter().any(|(o, _)| matches!(o.as_str(), "-N" | "-W" | "-O" | "-G" | "-V" | "-Q"));
     if args.get(i).is_some() && !runs_nothing {
         let reason = "sshd on the other host starts the command (or a shell reading standard input) outside this process tree and its fence";
         sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
+    }
+}
+
+/// `gio SUB …`: its file subcommands read as the programs they are
+/// (`copy` as cp, `move` as mv, `remove`/`trash` as rm, `mkdir`), `save`
+/// fills its file, `set` and `rename` change theirs; `open`, `launch` and
+/// `mount` hand the work to the desktop, outside this process tree.
+/// `file://` locations are paths; other locations are computed.
+#[inline(never)]
+pub(super) fn gio(args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(sub) = args.first().map(Arg::text) else { return };
+    let rest: Vec<Arg> = args[1..]
+        .iter()
+        .map(|a| match a.literal() {
+            Some(t) if t.starts_with("file://") => Arg::Literal(t["file://".len()..].to_string()),
+            Some(t) if t.contains("://") => Arg::Computed { text: t.to_string() },
+            _ => a.clone(),
+        })
+        .collect();
+    let as_program = |program: &str| -> Vec<Arg> { std::iter::once(Arg::Literal(program.into())).chain(rest.iter().cloned()).collect() };
+    let s = split(&rest, &["-a", "--attributes", "-t", "--type", "-e", "--etag"]);
+    match sub {
+        "copy" => sink.start(&as_program("cp"), depth),
+        "move" => sink.start(&as_program("mv"), depth),
+        "remove" | "trash" => {
+            for f in &s.operands {
+                sink.path(f, Delete);
+            }
+            if sub == "trash" && s.has(&["--empty"]) {
+                let trash = Arg::Literal(format!("{}/.local/share/Trash", sink.cx.home.trim_end_matches('/')));
+                sink.unknown_names_in(Some(&trash), &[Delete], "gio trash --empty removes what the trash holds");
+            }
+        }
+        "mkdir" => sink.start(&as_program("mkdir"), depth),
+        "save" => {
+            if let Some(f) = s.operands.first() {
+                sink.fill(f);
+            }
+        }
+        "set" => {
+            if let Some(f) = s.operands.first() {
+                sink.path(f, Write);
+            }
+        }
+        "rename" => {
+            if let [from, to, ..] = s.operands.as_slice() {
+                sink.path(from, Delete);
+                if let (Some(f), Some(t)) = (from.literal(), to.literal()) {
+                    sink.path(&Arg::Literal(format!("{}/{t}", super::writers::folder_of(f).trim_end_matches('/'))), Create);
+                } else {
+                    sink.computed(Create, "gio rename names the new file at run time".into());
+                }
+            }
+        }
+        "cat" | "info" | "list" | "tree" => {
+            for f in &s.operands {
+                sink.path(f, Read);
+            }
+        }
+        "open" | "launch" | "mount" => sink.out.unseen.push(Unseen::Escapes {
+            program: None,
+            reason: format!("gio {sub} hands the work to the desktop, outside this process tree and its fence"),
+        }),
+        _ => {}
     }
 }

@@ -4,6 +4,7 @@
 
 use super::sink::{Fold, Sink};
 use super::starts;
+use super::variables;
 use super::table::{Program, Wrapper, FILLS};
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::{Arg, Cwd};
@@ -21,6 +22,16 @@ pub(super) fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], sink
         return; // only looks the name up
     }
     let mut rest = &args[i.min(args.len())..];
+    // The environment it sets: `env NAME=value …`, `sudo NAME=value cmd`.
+    let mut set = if w == Wrapper::Env { variables::leading_assignments(&args[..i.min(args.len())]) } else { Vec::new() };
+    if matches!(name, "sudo" | "doas") {
+        let n = rest.iter().take_while(|a| !variables::leading_assignments(std::slice::from_ref(*a)).is_empty()).count();
+        set.extend(variables::leading_assignments(&rest[..n]));
+        rest = &rest[n..];
+    }
+    if !set.is_empty() {
+        variables::assignments(&set, sink, depth);
+    }
     // Files an option names: xargs' argument file, time's and strace's
     // output.
     if w == Wrapper::Xargs {
@@ -73,6 +84,12 @@ pub(super) fn wrapper(w: Wrapper, prog: &Program, name: &str, args: &[Arg], sink
                 rest = rest.get(1..).unwrap_or(&[]);
             }
         }
+        Wrapper::Operand => {
+            // The operand (an architecture, a time), then options again.
+            rest = rest.get(1..).unwrap_or(&[]);
+            let (_, j) = starts::leading_options(rest, prog.takes_value, false);
+            rest = &rest[j.min(rest.len())..];
+        }
         _ => {}
     }
     if rest.is_empty() {
@@ -116,4 +133,27 @@ fn where_it_runs(name: &str, opts: &[(String, Option<Arg>)], sink: &mut Sink) ->
         }
     }
     cwd
+}
+
+/// A multi-call binary asked to be one of its programs: `busybox [--]
+/// APPLET …`, `toybox APPLET …`, `coreutils --coreutils-prog=NAME …`;
+/// `busybox --install [-s] [DIR]` makes a link for every applet in DIR.
+#[inline(never)]
+pub(super) fn multi_call(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
+    let Some(first) = args.first() else { return };
+    match first {
+        Arg::Literal(t) if t.starts_with("--coreutils-prog=") => {
+            let mut argv = vec![Arg::Literal(t["--coreutils-prog=".len()..].to_string())];
+            argv.extend(args[1..].iter().cloned());
+            sink.start(&argv, depth);
+        }
+        Arg::Literal(t) if t == "--install" => {
+            let dir = args[1..].iter().find(|a| !a.text().starts_with('-')).cloned().unwrap_or(Arg::Literal("/bin".into()));
+            sink.unknown_names_in(Some(&dir), &[Create], &format!("{name} --install makes a link for each of its programs"));
+        }
+        Arg::Literal(t) if t == "--" => sink.start(&args[1..], depth),
+        Arg::Literal(t) if t.starts_with('-') => {} // --help, --list
+        Arg::Literal(_) => sink.start(args, depth),
+        _ => sink.opaque(format!("{name} is asked to be a program the line computes")),
+    }
 }

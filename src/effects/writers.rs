@@ -100,6 +100,10 @@ pub(super) fn patch(s: &Split, sink: &mut Sink) {
     if s.has(&["--dry-run"]) {
         return;
     }
+    // An ed script is run by ed, whose `!` runs shell commands.
+    if s.short('e') || s.has(&["--ed"]) {
+        sink.opaque("patch -e runs the patch as an ed script, which may run commands".into());
+    }
     let cwd = match s.values(&["-d", "--directory"]).into_iter().next() {
         Some(Arg::Literal(d)) => sink.chdir(&d),
         Some(_) => Cwd(None),
@@ -408,5 +412,26 @@ pub(super) fn dd(s: &Split, sink: &mut Sink) {
         } else if op.text().starts_with("of=") {
             sink.computed(Create, format!("`{}` is computed", op.text()));
         }
+    }
+}
+
+/// `dos2unix FILE…` (and kin): each file rewritten in place through a temp
+/// file beside it; `-n IN OUT` writes OUT instead.
+#[inline(never)]
+pub(super) fn convert(name: &str, s: &Split, sink: &mut Sink) {
+    let ops = &s.operands;
+    if s.short('n') || s.has(&["--newfile"]) {
+        for pair in ops.chunks(2) {
+            sink.path(pair[0], Read);
+            if let Some(out) = pair.get(1) {
+                sink.fill(out);
+            }
+        }
+        return;
+    }
+    for f in ops {
+        sink.path(f, Read);
+        sink.path(f, Write);
+        sink.in_place_replace(name, f);
     }
 }

@@ -208,9 +208,16 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     let mut plan = FencePlan { enforce: req.enforce, handled, grants: Vec::new(), notes: Vec::new() };
     grant_roots(req, &policy, &roots, host, &mut plan);
 
-    // Guarded: reads stay open outside the user data areas.
+    // Guarded: reads stay open outside the user data areas, and outside
+    // the credential stores that lie elsewhere (`/etc/shadow`, `/run/secrets`).
     if req.enforce == Enforce::Guarded {
-        let shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
+        let mut shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
+        for store in &policy.credentials {
+            let real = store.real().to_string();
+            if !shut.iter().any(|s| paths::within(&real, s)) && !policy.resolve(store, Capability::Read).granted {
+                shut.push(real);
+            }
+        }
         push(&mut plan.grants, &roots.aliases, "/".into(), Capability::Read, shut);
     }
 
@@ -227,12 +234,15 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         }
     }
 
-    for f in &policy.protected_files {
-        let dir = paths::parent(f.real());
-        if plan.grants.iter().any(|g| g.except.iter().any(|e| e == f.real()) && g.access.iter().any(|c| c.mutates())) {
-            plan.notes.push(format!(
-                "{dir} holds the permission store: its other entries stay open, but nothing new can be made directly in it"
-            ));
+    let kept: [(&[Spellings], &str); 2] = [(&policy.protected_files, "the permission store"), (&policy.credentials, "a credential store")];
+    for (shut, what) in kept {
+        for f in shut {
+            let dir = paths::parent(f.real());
+            if plan.grants.iter().any(|g| g.except.iter().any(|e| e == f.real()) && g.access.iter().any(|c| matches!(c, Capability::Create | Capability::Delete))) {
+                plan.notes.push(format!(
+                    "{dir} holds {what}: its other entries stay open, but nothing can be made or removed directly in it"
+                ));
+            }
         }
     }
     if linux {

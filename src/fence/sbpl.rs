@@ -144,8 +144,15 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
     let mut grants = plan.grants.clone();
     grants.sort_by_key(|g| (paths::depth(&g.path), g.path.clone()));
     for g in &grants {
-        // Guarded leaves reads outside the user data areas to `allow default`.
+        // Guarded leaves reads outside the user data areas to `allow default`,
+        // but for the credential stores out there, denied here, before any
+        // deeper grant can open one again.
         if plan.enforce == Enforce::Guarded && g.path == "/" {
+            let fenced = baseline::read_fence_roots(crate::api::Platform::Macos);
+            for x in g.except.iter().filter(|x| !fenced.contains(&x.as_str())) {
+                let filters: Vec<String> = spellings(x).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
+                t.push_str(&format!("(deny {} {})\n", operations(Capability::Read).join(" "), filters.join(" ")));
+            }
             continue;
         }
         let ops: Vec<&str> = g.access.iter().flat_map(|c| operations(*c).iter().copied()).collect();

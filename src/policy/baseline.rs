@@ -180,15 +180,22 @@ pub const STARTUP_FILES: &[&str] = &[
 /// the folder holding `.git` (read-only bind mounts; see runner.rs).
 pub const REPOSITORY_SURFACES: &[&str] = &[".git/hooks", ".git/config", ".gitmodules"];
 
+/// Files inside a `.git` folder (at any depth: a worktree's own folder in
+/// `.git/worktrees/NAME` too) whose contents decide what git runs or where
+/// it finds its repository: its configuration, and the pointers that move
+/// the repository elsewhere (gitrepository-layout(5): `commondir`, a
+/// worktree's `gitdir`, `objects/info/alternates`).
+pub const REPOSITORY_FILES: &[&str] = &["config", "config.worktree", "commondir", "gitdir", "alternates", "http-alternates"];
+
 /// Whether `path` is a persistence surface inside a repository, and which:
-/// the surface's own path (the `hooks` folder, the `config` file,
+/// the surface's own path (the `hooks` folder, a [`REPOSITORY_FILES`] file,
 /// `.gitmodules`).
 pub fn repository_surface(path: &str) -> Option<String> {
     let mut at = 0usize;
     let mut in_git = false;
     for seg in path.split('/') {
         let end = at + seg.len();
-        if in_git && (seg == "hooks" || ((seg == "config" || seg == "config.worktree") && end == path.len())) {
+        if in_git && (seg == "hooks" || (REPOSITORY_FILES.contains(&seg) && end == path.len())) {
             return Some(path[..end].to_string());
         }
         if seg == ".git" {
@@ -221,43 +228,138 @@ pub fn toolchains(platform: Platform) -> &'static [&'static str] {
     }
 }
 
-/// Tier 4 exception: credential stores under home. Not granted by default and
-/// not grantable by a card click; only an explicit rule opens them.
-pub const CREDENTIAL_STORES: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gh",
-    ".config/hub",
-    ".config/gcloud",
-    ".config/op",
-    ".azure",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
-    ".password-store",
-    ".local/share/keyrings",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".terraform.d/credentials.tfrc.json",
-    "Library/Keychains",
-    ".bash_history",
-    ".zsh_history",
-    ".sh_history",
-    ".python_history",
-    ".node_repl_history",
-    ".psql_history",
-    ".mysql_history",
-    ".sqlite_history",
-    ".lesshst",
+/// Where a credential store lives: under the user's home, at an absolute
+/// path, or in the harness home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Home(&'static str),
+    Abs(&'static str),
+    Harness(&'static str),
+}
+
+/// One credential store and where its place is documented.
+#[derive(Debug, Clone, Copy)]
+pub struct Store {
+    pub at: At,
+    pub source: &'static str,
+}
+
+const fn home(p: &'static str, source: &'static str) -> Store {
+    Store { at: At::Home(p), source }
+}
+const fn abs(p: &'static str, source: &'static str) -> Store {
+    Store { at: At::Abs(p), source }
+}
+
+/// Tier 4 exception: credential stores. Not granted by default and not
+/// grantable by a card click; only a rule written for one (or inside it)
+/// opens it. They stay shut where a baseline root holds them (git's
+/// `~/.config/git`, `~/.local`, `/etc`, `/run`, the harness home): the
+/// decision refuses them, and the fence compiles those roots around them
+/// (Landlock grants the folder's other entries; Seatbelt denies the store
+/// after the allow). Each row says where the place is documented.
+pub const CREDENTIAL_STORES: &[Store] = &[
+    home(".ssh", "ssh(1): identity files, known hosts, config"),
+    home(".aws", "AWS CLI: credentials and config"),
+    home(".gnupg", "gpg(1): private keys and trust database"),
+    home(".config/gh", "GitHub CLI: hosts.yml holds the OAuth token"),
+    home(".config/hub", "hub: its OAuth token"),
+    home(".config/glab-cli", "GitLab CLI: config.yml holds the token"),
+    home(".config/gcloud", "Google Cloud SDK: credentials.db, access tokens"),
+    home(".config/op", "1Password CLI: its session and config"),
+    home(".azure", "Azure CLI: msal token cache"),
+    home(".kube", "kubectl: kubeconfig with client keys and tokens"),
+    home(".docker/config.json", "docker login: registry auths"),
+    home(".config/containers/auth.json", "containers-auth.json(5): podman, buildah, skopeo logins"),
+    home(".netrc", "netrc(5): passwords for curl, git, ftp"),
+    home(".git-credentials", "git-credential-store(1): the default file"),
+    home(".config/git/credentials", "git-credential-store(1): the $XDG_CONFIG_HOME/git/credentials file, inside ~/.config/git"),
+    home(".npmrc", "npm: _authToken"),
+    home(".pypirc", "twine: PyPI passwords and tokens"),
+    home(".pgpass", "libpq: PostgreSQL passwords"),
+    home(".my.cnf", "MySQL client: password"),
+    home(".vault-token", "HashiCorp Vault: the CLI's token"),
+    home(".password-store", "pass(1): the encrypted store"),
+    home(".config/rclone/rclone.conf", "rclone: remotes' tokens and keys"),
+    home(".local/share/keyrings", "GNOME Keyring: the keyring files"),
+    home(".local/share/password-store", "pass(1) with PASSWORD_STORE_DIR under ~/.local"),
+    home(".local/share/gopass", "gopass: its stores, inside ~/.local"),
+    home(".local/share/remmina", "Remmina: saved connections and their passwords, inside ~/.local"),
+    home(".local/share/TelegramDesktop", "Telegram Desktop: its session keys, inside ~/.local"),
+    home(".gnome2/keyrings", "GNOME Keyring: the older location"),
+    home(".local/share/kwalletd", "KWallet (KDE Frameworks 5 and later): the wallets"),
+    home(".kde/share/apps/kwallet", "KWallet (KDE 4): the wallets"),
+    home(".kde4/share/apps/kwallet", "KWallet (KDE 4): the wallets"),
+    home(".local/share/python_keyring", "keyrings.alt: keyring_pass.cfg and crypted_pass.cfg, inside ~/.local"),
+    home(".local/share/jupyter/runtime", "jupyter --runtime-dir: kernel connection files with their HMAC keys, inside ~/.local"),
+    home("Library/Jupyter/runtime", "jupyter --runtime-dir on macOS"),
+    home(".cargo/credentials", "cargo login: the registry token, inside ~/.cargo"),
+    home(".cargo/credentials.toml", "cargo login: the registry token, inside ~/.cargo"),
+    home(".gem/credentials", "gem push: the API key, inside ~/.gem"),
+    home(".terraform.d/credentials.tfrc.json", "terraform login: API tokens"),
+    home("Library/Keychains", "macOS: the login keychains"),
+    // What was typed, passwords and tokens included.
+    home(".bash_history", "bash(1): HISTFILE"),
+    home(".zsh_history", "zsh: the usual HISTFILE"),
+    home(".zhistory", "zsh: another usual HISTFILE"),
+    home(".histfile", "zsh: the newuser HISTFILE"),
+    home(".sh_history", "ksh, sh: HISTFILE"),
+    home(".local/share/fish/fish_history", "fish: its history file, inside ~/.local"),
+    home(".local/share/zsh/history", "zsh: HISTFILE under $XDG_DATA_HOME, inside ~/.local"),
+    home(".local/state/zsh/history", "zsh: HISTFILE under $XDG_STATE_HOME, inside ~/.local"),
+    home(".local/state/bash/history", "bash: HISTFILE under $XDG_STATE_HOME, inside ~/.local"),
+    home(".local/state/python_history", "python: PYTHON_HISTORY under $XDG_STATE_HOME, inside ~/.local"),
+    home(".local/share/atuin", "atuin: history.db and the key that encrypts its sync, inside ~/.local"),
+    home(".python_history", "python: the REPL's history"),
+    home(".node_repl_history", "node: the REPL's history"),
+    home(".irb_history", "irb: the REPL's history"),
+    home(".psql_history", "psql: its history"),
+    home(".mysql_history", "mysql: its history"),
+    home(".sqlite_history", "sqlite3: its history"),
+    home(".rediscli_history", "redis-cli: its history"),
+    home(".dbshell", "mongo shell: its history"),
+    home(".lesshst", "less: search and shell-command history"),
+    // The harness's own secrets, inside the harness home it may read.
+    Store { at: At::Harness(".credentials.yaml"), source: "DSH (dsh-credentials-local): model providers' keys, inside the harness home" },
+    // System places, inside /etc and /run, which the baseline opens for reading.
+    abs("/etc/shadow", "shadow(5): password hashes"),
+    abs("/etc/shadow-", "shadow(5): the backup"),
+    abs("/etc/gshadow", "gshadow(5): group password hashes"),
+    abs("/etc/gshadow-", "gshadow(5): the backup"),
+    abs("/etc/master.passwd", "macOS and BSD: password hashes"),
+    abs("/etc/ssh/ssh_host_rsa_key", "sshd(8): the host's private keys (ssh-keygen -A makes these four)"),
+    abs("/etc/ssh/ssh_host_ecdsa_key", "sshd(8): the host's private keys"),
+    abs("/etc/ssh/ssh_host_ed25519_key", "sshd(8): the host's private keys"),
+    abs("/etc/ssh/ssh_host_dsa_key", "sshd(8): the host's private keys"),
+    abs("/etc/ssl/private", "Debian ssl-cert: TLS private keys"),
+    abs("/etc/letsencrypt", "certbot: account and certificate keys"),
+    abs("/etc/krb5.keytab", "Kerberos: the host's keys"),
+    abs("/etc/NetworkManager/system-connections", "NetworkManager: Wi-Fi and VPN secrets"),
+    abs("/etc/wireguard", "WireGuard: private keys"),
+    abs("/etc/ipsec.secrets", "strongSwan/Libreswan: pre-shared keys"),
+    abs("/etc/openvpn", "OpenVPN: keys and credentials beside its configs"),
+    abs("/etc/pki/tls/private", "RHEL, Fedora: TLS private keys"),
+    abs("/etc/mysql/debian.cnf", "Debian MySQL: the maintenance account's password"),
+    abs("/run/secrets", "Docker and Compose secrets; Kubernetes mounts here too"),
+    abs("/var/run/secrets", "Kubernetes: the service account's token (kubernetes.io/serviceaccount/token)"),
+    abs("/run/user", "the per-user runtime folders: agent and keyring sockets, containers/auth.json"),
+    abs("/Library/Keychains", "macOS: the system keychain"),
 ];
+
+/// Every credential store as an absolute path, for this home and harness
+/// home (a harness-home store only when there is one).
+pub fn credential_paths(home: &str, harness_home: &str) -> Vec<String> {
+    let home = home.trim_end_matches('/');
+    let harness = harness_home.trim_end_matches('/');
+    CREDENTIAL_STORES
+        .iter()
+        .filter_map(|s| match s.at {
+            At::Home(p) => Some(format!("{home}/{p}")),
+            At::Abs(p) => Some(p.to_string()),
+            At::Harness(p) => (!harness.is_empty()).then(|| format!("{harness}/{p}")),
+        })
+        .collect()
+}
 
 /// The user data areas the macOS read fence closes first (spec: 读围栏).
 pub fn read_fence_roots(platform: Platform) -> &'static [&'static str] {

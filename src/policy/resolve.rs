@@ -91,6 +91,8 @@ pub enum Why {
     Grant,
     Baseline(&'static str),
     Credential(String),
+    /// The harness home: the plugin, its profile and its store live there.
+    HarnessHome(String),
     /// A file whose contents decide what runs later (hooks, git config,
     /// shell start-up files): only a rule or grant naming it opens it.
     Persistence(String),
@@ -127,6 +129,8 @@ pub struct Policy {
     /// runner's read-only mounts, not paths to compile around.
     for_fence: bool,
     pub credentials: Vec<Spellings>,
+    /// The harness home, when there is one (see [`Policy::harness`]).
+    pub harness_home: Option<Spellings>,
     /// The shell's start-up files and git's global configuration under home.
     pub startup: Vec<Spellings>,
 }
@@ -225,8 +229,9 @@ impl Policy {
             explicit_at,
             baseline: base,
             for_fence: input.for_fence,
-            credentials: baseline::CREDENTIAL_STORES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
+            credentials: baseline::credential_paths(&home, &if input.harness_home.is_empty() { String::new() } else { abs(input.harness_home) }).iter().map(|p| Spellings::of_root(p, host)).collect(),
             startup: baseline::STARTUP_FILES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
+            harness_home: (!input.harness_home.is_empty()).then(|| Spellings::of_root(&abs(input.harness_home), host)),
             home,
         }
     }
@@ -288,7 +293,7 @@ impl Policy {
                 baseline.push((d, e));
             }
         }
-        Over { store: self.credential(path), explicit, baseline }
+        Over { store: self.credential(path), harness: self.harness(path), explicit, baseline }
     }
 
     fn resolve_over(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
@@ -317,7 +322,7 @@ impl Policy {
         // (or inside it), like a credential store, but asks rather than
         // refuses: editing ~/.bashrc is a thing users do.
         if cap.mutates() {
-            if let Some(surface) = self.persistence(path) {
+            if let Some(surface) = self.persistence(path, cap) {
                 let named = most_specific(&over.explicit, cap)
                     .filter(|p| p.roots.0.iter().any(|r| paths::within(r, &surface)));
                 let Some(p) = named else {
@@ -330,6 +335,24 @@ impl Policy {
                     (true, _) => Why::Rule(p.roots.written().to_string()),
                 };
                 return Resolution { granted, refused: false, tier: p.tier, rule_id: p.rule_id.clone(), why };
+            }
+        }
+        // The harness home holds the plugin, its profile and its store: no
+        // command changes it, the card never offers to, and only a rule the
+        // user wrote for it (or inside it) opens it, like a credential store.
+        if let (true, Some(harness)) = (cap.mutates(), &over.harness) {
+            let written_for_it = most_specific(&over.explicit, cap).filter(|p| paths::within(p.roots.written(), harness));
+            match written_for_it {
+                Some(p) => {
+                    let granted = p.access.grants(cap);
+                    let why = match (granted, p.tier) {
+                        (false, _) => Why::NotGranted,
+                        (true, Tier::Grant) => Why::Grant,
+                        (true, _) => Why::Rule(p.roots.written().to_string()),
+                    };
+                    return Resolution { granted, refused: false, tier: p.tier, rule_id: p.rule_id.clone(), why };
+                }
+                None => return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::HarnessHome(harness.clone()) },
             }
         }
         // 2. Explicit: stored rules and this call's one-shot grants.
@@ -392,10 +415,17 @@ impl Policy {
     }
 
     /// The persistence surface `path` is (or is inside), as spelled.
-    pub fn persistence(&self, path: &Spellings) -> Option<String> {
+    pub fn persistence(&self, path: &Spellings, cap: Capability) -> Option<String> {
         for p in path.0.iter().filter(|_| !self.for_fence) {
             if let Some(s) = baseline::repository_surface(p) {
                 return Some(s);
+            }
+            // Content written into a `.git` is a repository pointer: only a
+            // gitlink file takes any, and its `gitdir:` line moves the
+            // repository (its config, its hooks) wherever it says. (The
+            // effects add this write to any `.git` a command makes but git.)
+            if paths::file_name(p) == ".git" && cap == Capability::Write {
+                return Some(p.clone());
             }
         }
         self.startup
@@ -411,6 +441,15 @@ impl Policy {
             .map(|c| c.written().to_string())
     }
 
+    /// The harness home `path` lies in, as spelled; not a path inside a
+    /// workspace that lies inside the harness home.
+    fn harness(&self, path: &Spellings) -> Option<String> {
+        let harness = self.harness_home.as_ref()?;
+        let inside = |roots: &Spellings| path.0.iter().any(|p| roots.0.iter().any(|root| paths::within(p, root)));
+        let ws_inside = self.workspace.0.iter().any(|w| harness.0.iter().any(|h| paths::within(w, h) && w != h));
+        (inside(harness) && !(ws_inside && inside(&self.workspace))).then(|| harness.written().to_string())
+    }
+
     /// The capabilities the workspace baseline grants in this mode.
     pub fn is_in_workspace(&self, path: &Spellings) -> bool {
         path.0.iter().any(|p| self.workspace.0.iter().any(|w| paths::within(p, w)))
@@ -420,6 +459,7 @@ impl Policy {
 /// The entries of each tier that cover one path, with their depth.
 struct Over<'a> {
     store: Option<String>,
+    harness: Option<String>,
     explicit: Vec<(usize, &'a Prepared)>,
     baseline: Vec<(usize, &'a Prepared)>,
 }

@@ -447,14 +447,21 @@ pub mod linux {
     /// compiled around: a granted folder holding a shut path is replaced by
     /// its other entries, down to the shut path's parent.
     pub fn expand(plan: &FencePlan) -> Result<Vec<(String, Vec<Capability>)>, String> {
-        expand_listing(plan, &mut Vec::new())
+        expand_listing(plan, &mut Vec::new(), &mut Vec::new())
     }
 
-    /// [`expand`], noting each folder whose entries were listed.
-    fn expand_listing(plan: &FencePlan, listed: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
+    /// [`expand`], noting each folder whose entries were listed, and in
+    /// `lists` those of them a read grant was compiled around: they keep
+    /// their listing (`READ_DIR`), so `ls /etc` still works when
+    /// `/etc/shadow` is shut, while the shut entry's contents stay closed.
+    fn expand_listing(plan: &FencePlan, listed: &mut Vec<String>, lists: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
         let mut out = Vec::new();
         for g in &plan.grants {
+            let before = listed.len();
             around(&g.path, &g.except, &g.access, &mut out, listed)?;
+            if g.access.contains(&Capability::Read) {
+                lists.extend(listed[before..].iter().cloned());
+            }
             if out.len() > MAX_RULES {
                 return Err(format!("compiling around shut paths made more than {MAX_RULES} rules"));
             }
@@ -541,7 +548,8 @@ pub mod linux {
     pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<String>) -> Result<Rules, String> {
         let handled = flags(&plan.handled, abi, true, false);
         let file_rights = flags(&Capability::ALL, abi, true, true);
-        let rules = expand_listing(plan, listed)?
+        let mut lists = Vec::new();
+        let mut rules: Vec<(String, BitFlags<AccessFs>)> = expand_listing(plan, listed, &mut lists)?
             .into_iter()
             .filter_map(|(path, caps)| {
                 let access = flags(&caps, abi, false, false) & handled;
@@ -552,6 +560,15 @@ pub mod linux {
                 }
             })
             .collect();
+        // A folder compiled around for a read keeps its listing: READ_DIR
+        // reaches no file's contents (it carries on to the folders below,
+        // which then list their names). Not a folder holding a user data
+        // area the read fence keeps (`/` under guarded): its names stay shut.
+        let holds_user_data = |d: &str| crate::policy::baseline::read_fence_roots(crate::api::Platform::Linux).iter().any(|r| crate::paths::within(r, d));
+        if handled.contains(AccessFs::ReadDir) {
+            let keeps_listing = lists.into_iter().filter(|d| !holds_user_data(d) && host.kind(d) == PathKind::Dir);
+            rules.extend(keeps_listing.map(|d| (d, BitFlags::from(AccessFs::ReadDir))));
+        }
         Ok(Rules { handled: handled.bits(), rules: prune(rules).into_iter().map(|(p, a)| (p, a.bits())).collect() })
     }
 

@@ -113,6 +113,13 @@ pub enum Item {
     Command(SimpleCommand),
     /// A redirection on a compound statement (`{ …; } > f`, `done < f`).
     Redirect { redirect: Redirect, cwd: Cwd },
+    /// A function definition: what a later word of this name runs is its
+    /// body (walked again where it is called), not the program or builtin
+    /// it shadows.
+    Defines { name: String, cwd: Cwd },
+    /// Shell code the line holds but does not show as a command: a
+    /// prompt expansion (`${x@P}`), a redirection on a function definition.
+    Hidden { reason: String, cwd: Cwd },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,7 +238,7 @@ fn walk(text: &str, cwd: &str, home: &str, host: &dyn Host) -> Result<Vec<Item>,
     if root.has_error() {
         return Err(ParseError("the shell cannot parse this line".into()));
     }
-    let mut walker = Walker { src: text.as_bytes(), home, host, items: Vec::new() };
+    let mut walker = Walker { src: text.as_bytes(), home, host, items: Vec::new(), functions: Vec::new() };
     let mut state = State { cwd: Cwd::known(cwd), stack: Some(Vec::new()), cdpath: false };
     walker.statements(root, &mut state, 0)?;
     Ok(walker.items)
@@ -252,12 +259,15 @@ struct Walker<'a> {
     home: &'a str,
     host: &'a dyn Host,
     items: Vec<Item>,
+    /// The functions the line defines so far, by name: a call runs the
+    /// body in the caller's shell (its `cd` moves the caller too).
+    functions: Vec<(String, Node<'a>)>,
 }
 
 type Walk = Result<(), ParseError>;
 
 impl<'a> Walker<'a> {
-    fn text(&self, node: Node) -> &'a str {
+    fn text(&self, node: Node<'a>) -> &'a str {
         node.utf8_text(self.src).unwrap_or("")
     }
 
@@ -270,7 +280,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A sequence of statements sharing one shell (program, `{ }`, bodies).
-    fn statements(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+    fn statements(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
         let depth = Self::deeper(depth)?;
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
@@ -290,7 +300,7 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn statement(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+    fn statement(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
         let depth = Self::deeper(depth)?;
         match node.kind() {
             "command" => self.command(node, Vec::new(), st, depth),
@@ -323,20 +333,12 @@ impl<'a> Walker<'a> {
                 }
                 Ok(())
             }
-            "function_definition" => {
-                // The body may run later, from anywhere: judge it where it is defined.
-                if let Some(body) = node.child_by_field_name("body") {
-                    let mut copy = st.clone();
-                    self.statement(body, &mut copy, depth)?;
-                }
-                Ok(())
-            }
+            "function_definition" => self.function_definition(node, st, depth),
             "negated_command" => self.statements(node, st, depth),
-            "variable_assignment" | "variable_assignments" | "declaration_command" => {
+            "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" | "test_command" => {
                 st.cdpath |= self.text(node).contains("CDPATH");
-                self.substitutions_in(node, st, depth)
+                self.builtin_statement(node, st, depth)
             }
-            "test_command" | "unset_command" => self.substitutions_in(node, st, depth),
             "comment" => Ok(()),
             // Any other statement-level node (arithmetic, words used as
             // statements): only its substitutions run.
@@ -344,8 +346,95 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `name() BODY [REDIRECTS]`: the body is judged where it is defined
+    /// (it may run later, from anywhere) and again at each call in this
+    /// line; a redirection on the definition applies at every call.
+    fn function_definition(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
+        let name = node.child_by_field_name("name").map(|n| self.text(n).to_string()).unwrap_or_default();
+        self.items.push(Item::Defines { name: name.clone(), cwd: st.cwd.clone() });
+        let mut cursor = node.walk();
+        if node.named_children(&mut cursor).any(|c| matches!(c.kind(), "file_redirect" | "heredoc_redirect" | "herestring_redirect")) {
+            let reason = format!("a redirection on the definition of `{name}` applies each time it is called");
+            self.items.push(Item::Hidden { reason, cwd: st.cwd.clone() });
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            let mut copy = st.clone();
+            self.statement(body, &mut copy, depth)?;
+            self.functions.retain(|(n, _)| n != &name);
+            self.functions.push((name, body));
+        }
+        Ok(())
+    }
+
+    /// Assignments and the builtins the grammar gives as statements of their
+    /// own (`export`, `declare`, `local`, `readonly`, `typeset`, `unset`,
+    /// `[[ … ]]`): a command with the builtin's name and its words, and the
+    /// assignments it makes, so the effects read them as any command's.
+    fn builtin_statement(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
+        let mut argv = Vec::new();
+        let mut assignments = Vec::new();
+        match node.kind() {
+            "variable_assignment" => assignments.push(self.assignment(node, st, depth)?),
+            "variable_assignments" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'a>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    match child.kind() {
+                        "variable_assignment" => assignments.push(self.assignment(child, st, depth)?),
+                        _ => self.substitutions_in(child, st, depth)?,
+                    }
+                }
+            }
+            kind => {
+                argv.push(Arg::Literal(if kind == "test_command" { "[[".to_string() } else { self.first_token(node) }));
+                self.builtin_words(node, st, depth, &mut argv, &mut assignments)?;
+            }
+        }
+        self.items.push(Item::Command(SimpleCommand { argv, redirects: Vec::new(), cwd: st.cwd.clone(), assignments }));
+        Ok(())
+    }
+
+    /// The keyword a declaration or `unset` statement starts with.
+    fn first_token(&self, node: Node<'a>) -> String {
+        node.child(0).map(|c| self.text(c).to_string()).unwrap_or_default()
+    }
+
+    /// The words of a builtin statement, its expressions' operands
+    /// included, and its assignments.
+    fn builtin_words(&mut self, node: Node<'a>, st: &State, depth: usize, argv: &mut Vec<Arg>, assignments: &mut Vec<(String, Arg)>) -> Walk {
+        let depth = Self::deeper(depth)?;
+        let mut cursor = node.walk();
+        let children: Vec<Node<'a>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "variable_assignment" => assignments.push(self.assignment(child, st, depth)?),
+                "unary_expression" | "binary_expression" | "parenthesized_expression" | "negated_expression" | "ternary_expression" | "postfix_expression" => {
+                    self.builtin_words(child, st, depth, argv, assignments)?
+                }
+                "test_operator" | "variable_name" => argv.push(Arg::Literal(self.text(child).to_string())),
+                "comment" => {}
+                _ => argv.extend(self.words(child, st, depth)?),
+            }
+        }
+        Ok(())
+    }
+
+    /// `NAME=value` (its substitutions run).
+    fn assignment(&mut self, node: Node<'a>, st: &State, depth: usize) -> Result<(String, Arg), ParseError> {
+        let name = node.child_by_field_name("name").map(|n| self.text(n).to_string()).unwrap_or_default();
+        let value = match node.child_by_field_name("value") {
+            Some(v) if v.kind() == "array" => {
+                self.substitutions_in(v, st, depth)?;
+                Arg::Computed { text: self.text(v).to_string() }
+            }
+            Some(v) => self.word(v, st, depth)?,
+            None => Arg::Literal(String::new()),
+        };
+        Ok((name, value))
+    }
+
     /// Walk the parts of a control statement in order, in one shell.
-    fn control(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+    fn control(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -368,7 +457,7 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn list(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+    fn list(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
         let mut op = "";
@@ -394,7 +483,7 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn redirected(&mut self, node: Node, st: &mut State, depth: usize) -> Walk {
+    fn redirected(&mut self, node: Node<'a>, st: &mut State, depth: usize) -> Walk {
         let mut redirects = Vec::new();
         let mut body = None;
         let mut cursor = node.walk();
@@ -426,7 +515,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn redirect(&mut self, node: Node, st: &State, depth: usize, out: &mut Vec<Redirect>) -> Walk {
+    fn redirect(&mut self, node: Node<'a>, st: &State, depth: usize, out: &mut Vec<Redirect>) -> Walk {
         match node.kind() {
             "file_redirect" => {
                 let mut op_text = "";
@@ -484,7 +573,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn command(&mut self, node: Node, mut redirects: Vec<Redirect>, st: &mut State, depth: usize) -> Walk {
+    fn command(&mut self, node: Node<'a>, mut redirects: Vec<Redirect>, st: &mut State, depth: usize) -> Walk {
         let mut argv = Vec::new();
         let mut assignments = Vec::new();
         let mut cursor = node.walk();
@@ -529,6 +618,18 @@ impl<'a> Walker<'a> {
             }
         }
         let cwd_before = st.cwd.clone();
+        let called = argv.first().and_then(Arg::literal).and_then(|n| self.functions.iter().rev().find(|(f, _)| f == n)).map(|(_, body)| *body);
+        if let Some(body) = called {
+            // A call runs the body in this shell, where the caller is now.
+            for redirect in redirects {
+                self.items.push(Item::Redirect { redirect, cwd: cwd_before.clone() });
+            }
+            if !assignments.is_empty() {
+                self.items.push(Item::Command(SimpleCommand { argv: Vec::new(), redirects: Vec::new(), cwd: cwd_before, assignments }));
+            }
+            let depth = Self::deeper(depth)?;
+            return self.statement(body, st, depth);
+        }
         let cdpath = st.cdpath || assignments.iter().any(|(name, _)| name == "CDPATH");
         self.track_directory(&argv, st, cdpath);
         self.items.push(Item::Command(SimpleCommand { argv, redirects, cwd: cwd_before, assignments }));
@@ -565,6 +666,12 @@ impl<'a> Walker<'a> {
                     Some(a) => a.literal().filter(|s| *s != "-").map(str::to_string),
                 };
                 st.cwd = self.change_to(&st.cwd, target.as_deref());
+            }
+            // `pushd +N`, `popd -N` rotate or drop stack entries: where the
+            // shell then is, only its stack knows.
+            "pushd" | "popd" if operands.first().and_then(|a| a.literal()).is_some_and(|t| t.len() > 1 && t.starts_with(['+', '-']) && t[1..].bytes().all(|b| b.is_ascii_digit())) => {
+                st.cwd = Cwd(None);
+                st.stack = None;
             }
             "pushd" => {
                 let target = operands.first().and_then(|a| a.literal()).map(str::to_string);
@@ -623,7 +730,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Run every `$(…)`, `` `…` `` and `<(…)` inside `node` as its own subshell.
-    fn substitutions_in(&mut self, node: Node, st: &State, depth: usize) -> Walk {
+    fn substitutions_in(&mut self, node: Node<'a>, st: &State, depth: usize) -> Walk {
         let depth = Self::deeper(depth)?;
         if matches!(node.kind(), "command_substitution" | "process_substitution") {
             let mut copy = st.clone();
@@ -638,20 +745,20 @@ impl<'a> Walker<'a> {
     }
 
     /// Decode one word as the shell would, running its substitutions.
-    fn word(&mut self, node: Node, st: &State, depth: usize) -> Result<Arg, ParseError> {
+    fn word(&mut self, node: Node<'a>, st: &State, depth: usize) -> Result<Arg, ParseError> {
         let mut words = self.words(node, st, depth)?;
         // A redirection or assignment is one word: several are computed.
         Ok(if words.len() == 1 { words.remove(0) } else { Arg::Computed { text: self.text(node).to_string() } })
     }
 
     /// Decode one word as the shell would, braces expanded.
-    fn words(&mut self, node: Node, st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
+    fn words(&mut self, node: Node<'a>, st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
         self.words_of(&[node], st, depth)
     }
 
     /// The same for a word the grammar gave as touching pieces; text between
     /// them that is no piece (an unnamed token) makes the word computed.
-    fn words_of(&mut self, pieces: &[Node], st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
+    fn words_of(&mut self, pieces: &[Node<'a>], st: &State, depth: usize) -> Result<Vec<Arg>, ParseError> {
         let mut w = WordBuilder::default();
         for (i, piece) in pieces.iter().enumerate() {
             if i > 0 && pieces[i - 1].end_byte() != piece.start_byte() {
@@ -663,12 +770,12 @@ impl<'a> Walker<'a> {
     }
 
     /// `b` follows `a` with no blank between: the same shell word.
-    fn touching(&self, a: Node, b: Node) -> bool {
+    fn touching(&self, a: Node<'a>, b: Node<'a>) -> bool {
         let gap = &self.src[a.end_byte().min(b.start_byte())..b.start_byte()];
         !gap.iter().any(|c| c.is_ascii_whitespace())
     }
 
-    fn word_part(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder, first: bool) -> Walk {
+    fn word_part(&mut self, node: Node<'a>, st: &State, depth: usize, w: &mut WordBuilder, first: bool) -> Walk {
         let depth = Self::deeper(depth)?;
         match node.kind() {
             "word" | "number" => {
@@ -726,11 +833,15 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    fn expansion(&mut self, node: Node, st: &State, depth: usize, w: &mut WordBuilder) -> Walk {
+    fn expansion(&mut self, node: Node<'a>, st: &State, depth: usize, w: &mut WordBuilder) -> Walk {
         let text = self.text(node);
         if matches!(text, "$HOME" | "${HOME}") {
             w.quoted(self.home);
             return Ok(());
+        }
+        if text.starts_with("${") && text.ends_with("@P}") {
+            let reason = format!("`{text}` expands the variable's value as a prompt, running the command substitutions it holds");
+            self.items.push(Item::Hidden { reason, cwd: st.cwd.clone() });
         }
         self.substitutions_in(node, st, depth)?;
         w.computed = true;
