@@ -79,6 +79,9 @@ fn the_fence_of_ten_thousand_rules_grants_each_and_withholds_the_deny() {
         protected_files: vec![],
         enforce: Enforce::Full,
         persistence: dsh_allow::api::Persistence::Shut,
+        host_pids: vec![],
+        host_ports: vec![],
+        folders: vec![],
     };
     // The fence carries folders that exist.
     let mut host = FixtureHost::default();

@@ -74,6 +74,9 @@ fn the_fence_grants_nothing_for_a_root_workspace() {
         protected_files: vec![],
         enforce: Enforce::Full,
         persistence: dsh_allow::api::Persistence::Shut,
+        host_pids: vec![],
+        host_ports: vec![],
+        folders: vec![],
     };
     let plan = compile(&profile, &LexicalHost);
     let root = plan.grants.iter().find(|g| g.path == "/");
