@@ -36,6 +36,10 @@ mod sbpl_vocabulary;
 mod macos_links;
 mod profile;
 mod resolve;
+// The runner's own seccomp layer (filter program, listener, answers).
+#[path = "../../../src/runner/seccomp.rs"]
+#[allow(dead_code)]
+mod seccomp;
 mod supervise;
 mod syscalls;
 
