@@ -14,8 +14,10 @@
 /// `web-runtime` contributor): `DSH_WEB_URL` is the loopback server that
 /// answers cards, stores rules and switches a session's mode,
 /// `DSH_SESSION_ID` the session to aim at, `DSH_SESSION_JSONL` its
-/// transcript. (`DSH_HOME` and `DSH_SHELL` only say where and that DSH runs.)
-pub const CONTROL_PLANE: &[&str] = &["DSH_WEB_URL", "DSH_SESSION_ID", "DSH_SESSION_JSONL"];
+/// transcript; `DSH_PTY_SESSION_ID` the terminal session of the `minimal`
+/// preset's persistent shell. (`DSH_HOME` and `DSH_SHELL` only say where and
+/// that DSH runs.)
+pub const CONTROL_PLANE: &[&str] = &["DSH_WEB_URL", "DSH_SESSION_ID", "DSH_SESSION_JSONL", "DSH_PTY_SESSION_ID"];
 
 /// Agents and servers reached through a unix socket the variable names:
 /// cleared unless a rule or grant of the call names that socket (write),
