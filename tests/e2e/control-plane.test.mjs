@@ -144,6 +144,7 @@ describe('the host control plane is out of reach of a fenced call (real dsh web,
       body: JSON.stringify({ type: 'client-request', rpcId: 's', method: 'commands/execute', payload: { args: { agentId: sessionId, line: '/allow status', images: [] } } }),
     }).then((r) => r.text())
     assert.match(status, /danger-full-access/, status)
+    assert.match(status, /Side doors: shut/, 'the probe found the side doors shut')
     // The rule the unfenced /allow stored is a ledger row of its own, named.
     const stored = ledger(world).find((r) => r.kind === 'rules' && r.source === 'command')
     assert.ok(stored, 'the /allow change is recorded')
