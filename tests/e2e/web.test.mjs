@@ -89,7 +89,13 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
       command: tr.children[1].innerText, source: tr.dataset.source, outcome: tr.dataset.outcome, detail: tr.children[4].innerText, missing: tr.children[5].innerText,
       outcomeText: tr.children[2].innerText,
     })))
-    const shown = await rows()
+    const rowsNow = await rows()
+    // Always allow changed the rules file: a row of its own, the human's (issue 31).
+    const change = rowsNow.find((r) => r.outcome === 'changed')
+    assert.ok(change, JSON.stringify(rowsNow))
+    assert.deepEqual([change.command, change.source], ['Always allow: rm -rf build', 'human'])
+    assert.match(change.detail, /build/)
+    const shown = rowsNow.filter((r) => r !== change)
     assert.deepEqual(shown.map((r) => [r.command, r.source, r.outcome]), [
       ['rm -rf build', 'human', 'allowed'],
       ['mkdir build && rm -rf build', 'rule', 'allowed'],
@@ -107,16 +113,17 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
     assert.equal(shown[0].missing, 'delete build')
     assert.equal(shown[1].detail, 'delete build')
     assert.equal(shown[2].missing, 'read ~/.ssh/id_ed25519')
-    assert.equal(await view.locator('tr[data-call-id]').nth(2).locator('[data-path]').getAttribute('title'), `Full path: ${join(world.home, '.ssh', 'id_ed25519')}`)
+    assert.equal(await view.locator('tr[data-call-id]').nth(3).locator('[data-path]').getAttribute('title'), `Full path: ${join(world.home, '.ssh', 'id_ed25519')}`)
     assert.match(await view.locator('label').innerText(), /Show default allows \(1\)/)
     await page.screenshot({ path: screenshotPath('web-approvals.png') })
 
     await view.locator('[data-dsh-allow=show-baseline]').check()
-    await view.locator('tr[data-call-id]').nth(4).waitFor()
+    await view.locator('tr[data-call-id]').nth(5).waitFor()
     const all = await rows()
     assert.deepEqual(all.map((r) => [r.command, r.source]), [
       ['cat README.md', 'baseline'],
       ['rm -rf build', 'human'],
+      ['Always allow: rm -rf build', 'human'],
       ['mkdir build && rm -rf build', 'rule'],
       ['cat ~/.ssh/id_ed25519', 'policy'],
       [SCRIPT[4].arguments.command, 'fence'],
@@ -146,7 +153,7 @@ describe('dsh-allow in the DSH web UI (headless Chromium)', { skip: missing }, (
       const view = zhPage.locator('[data-dsh-allow=approvals]')
       await view.locator('tr[data-call-id]').nth(2).waitFor({ timeout: 15_000 })
       assert.deepEqual(await view.locator('th').allInnerTexts(), ['时间', '命令', '结果', '来源', '规则、复核或操作', '缺少'])
-      assert.deepEqual(await view.locator('.dsh-allow-badge').allInnerTexts(), ['人工', '规则', '策略', '围栏'])
+      assert.deepEqual(await view.locator('.dsh-allow-badge').allInnerTexts(), ['人工', '人工', '规则', '策略', '围栏'])
       assert.equal(await view.locator('.dsh-allow-kernel').innerText(), '被内核拒绝:read ~/.ssh/id_ed25519')
       assert.equal(await view.locator('.dsh-allow-kernel').getAttribute('title'), `完整路径:${join(world.home, '.ssh', 'id_ed25519')}`)
       assert.equal(await view.locator('label').innerText(), '显示默认放行(1)')
