@@ -100,6 +100,7 @@ export function apply(ctx, rawConfig) {
   let changes = 0
   store.onChange = (change) => {
     const record = changeRecord({ ...change, seq: changes++ })
+    if (record !== undefined) record.home = settings.home
     if (record !== undefined) ledger.append(record)
   }
   // A session switched to danger-full-access, or the default preset changed:

@@ -145,6 +145,9 @@ export function ledgerRecord(record, redact) {
       source: record.source ?? 'host',
       mode: record.mode ?? '',
       stored: (record.stored ?? []).map(ruleView),
+      // Where paths are read from, so the tab shows `~/…` as in other rows.
+      ...(typeof record.home === 'string' ? { home: record.home } : {}),
+      ...(typeof record.workspace === 'string' ? { workspace: record.workspace } : {}),
     }
   }
   return undefined
