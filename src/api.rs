@@ -125,6 +125,17 @@ pub struct Decision {
     /// grant; never stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fence_grants: Vec<Rule>,
+    /// Folders the line makes that are not there yet: the call's profile
+    /// carries them (`ProfileRequest::folders`), and the Linux runner makes
+    /// those outside the workspace before the fence so the call's grants
+    /// attach, and lets the call remove what it made inside each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<String>,
+    /// Where the kernel cannot carry exactly what this call is granted (a
+    /// path that does not exist yet), what it carries instead, in plain
+    /// words: the card says it before "Allow once", and the ledger keeps it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widened: Vec<String>,
 }
 
 

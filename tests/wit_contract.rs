@@ -106,6 +106,8 @@ fn samples() -> Vec<(&'static str, Value)> {
         proposals: vec![proposal.clone()],
         command_grant: Some(GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
         fence_grants: vec![rule()],
+        folders: vec!["/w/new".into()],
+        widened: vec!["w".into()],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
     let preq = ProfileRequest {

@@ -109,6 +109,13 @@ export interface Decision {
    * for git's self-guarded operations (checkout, merge, stash…), create and
    * delete beside each file a plain `sed -i` edits; claimed like a one-shot grant. */
   fenceGrants?: Rule[];
+  /** Folders the line makes that are not there yet: carried into the call's
+   * profile (`folders`), so the runner makes those outside the workspace
+   * before the fence and lets the call remove what it made inside them. */
+  folders?: string[];
+  /** What the kernel carries wider than granted (a path that does not exist
+   * yet), in plain words: said on the card and kept in the ledger. */
+  widened?: string[];
 }
 
 /** A command grant that matched one call. */

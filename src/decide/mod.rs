@@ -3,6 +3,7 @@
 //! What reads a decision afterwards lives here too: the terminal rendering
 //! ([`explain`]) and the auto-reviewer's request and answer ([`review`]).
 
+pub mod arrivals;
 pub mod explain;
 pub mod review;
 
@@ -223,7 +224,13 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
     fence_grants.append(&mut unseen.call_grants);
-    conclude(req, &home, grant, judged, unseen, fence_grants, host)
+    let mut d = conclude(req, &home, grant, judged, unseen, fence_grants, host);
+    if d.decision != Outcome::Refuse {
+        d.folders = analysis.folders.clone();
+        arrivals::baseline_folders(req, &d.folders, &policy, host, &mut d.fence_grants);
+        d.widened = arrivals::widened(req, &d, host);
+    }
+    d
 }
 
 /// A matched command grant, or why one matched but could not be carried.
@@ -509,6 +516,8 @@ fn conclude(
             proposals: Vec::new(),
             command_grant: None,
             fence_grants: Vec::new(),
+            folders: Vec::new(),
+            widened: Vec::new(),
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -531,12 +540,12 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -553,7 +562,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -571,7 +580,7 @@ fn conclude(
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -700,6 +709,8 @@ fn refuse_unreadable(why: String) -> Decision {
         proposals: Vec::new(),
         command_grant: None,
         fence_grants: Vec::new(),
+        folders: Vec::new(),
+        widened: Vec::new(),
     }
 }
 

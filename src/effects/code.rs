@@ -4,7 +4,7 @@
 //! whose script is read, not executed.
 
 use super::packages;
-use super::sink::{create_or_write, Sink};
+use super::sink::Sink;
 use super::split::{split, Split};
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::Arg;
@@ -111,7 +111,7 @@ pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
                 Some("pip" | "pip3") => packages::pip(rest, sink),
                 Some("venv" | "virtualenv") => {
                     for dir in split(rest, &["--prompt"]).operands {
-                        sink.path_with(dir, create_or_write);
+                        sink.makes_folder(dir);
                     }
                 }
                 Some("compileall" | "py_compile") => compile_bytecode(name, rest, sink),

@@ -23,6 +23,16 @@ pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: 
             sink.opaque("pipx installs and runs applications in environments it chooses".into());
         }
         "uv" => uv(args, sink),
+        "virtualenv" => {
+            // `virtualenv DIR`: a new environment, seeded from wheels it ships.
+            let s = split(args, &["-p", "--python", "--prompt", "--seeder", "--activators", "--creator", "--app-data", "--extra-search-dir", "--pip", "--setuptools", "--wheel", "--discovery", "--read-only-app-data", "--copies"]);
+            if !s.values(&["--app-data", "--extra-search-dir"]).is_empty() {
+                sink.opaque("virtualenv seeds from a folder the line names, whose wheels run code".into());
+            }
+            for dir in &s.operands {
+                sink.makes_folder(dir);
+            }
+        }
         "cargo" => cargo(args, sink),
         "rustup" => rustup(args, sink, depth),
         "go" => go(args, sink),
@@ -157,6 +167,13 @@ fn project_install(name: &str, sink: &mut Sink) {
     for file in ["package.json", lock] {
         sink.fill(&Arg::Literal(file.into()));
     }
+    // pnpm's store and metadata cache (package caches of the baseline):
+    // made first when missing, since the fence attaches only to what exists.
+    if name == "pnpm" {
+        for cache in [".local/share/pnpm/store", ".cache/pnpm"] {
+            sink.makes_folder(&home(sink, cache));
+        }
+    }
 }
 
 /// pip / pip3 (and `python -m pip`).
@@ -237,7 +254,7 @@ fn uv(args: &[Arg], sink: &mut Sink) {
     match words.first().copied().unwrap_or("") {
         "venv" => {
             let dir = s.operands.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal(".venv".into()));
-            sink.path_with(&dir, create_or_write);
+            sink.makes_folder(&dir);
         }
         "init" => {
             if let Some(p) = s.operands.get(1) {
@@ -300,7 +317,7 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
         "uninstall" => under(sink, &root, &[Write, Delete], &format!("cargo uninstall removes binaries under `{}`", root.text())),
         "new" => {
             if let Some(p) = words.get(1) {
-                sink.path_with(p, create_or_write);
+                sink.makes_folder(p);
             }
         }
         "init" => {

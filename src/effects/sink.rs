@@ -88,6 +88,12 @@ pub struct Analysis {
     /// What the line would lose for good (`git reset --hard` discards
     /// uncommitted changes): said on the card.
     pub discards: Vec<String>,
+    /// Folders the line makes that are not there now (`mkdir -p a/b`, a new
+    /// virtualenv, `cargo new x`), each as the kernel will open it: the
+    /// runner makes those outside the workspace before the fence (Landlock
+    /// and the read-only tree attach only to what exists) and lets the call
+    /// remove what it made inside them (runner/arrivals.rs).
+    pub folders: Vec<String>,
     /// Commands the roles found inside the one being read, for the walk to
     /// judge once the role is done (see [`Started`]).
     pub(super) started: Vec<Started>,
@@ -256,6 +262,40 @@ impl Sink<'_, '_> {
             Arg::Glob { text, .. } | Arg::Computed { text } => {
                 let c = cap("", PathKind::Missing);
                 self.computed(c, format!("`{text}` is computed when the command runs"));
+            }
+        }
+    }
+
+    /// A folder the line makes (a new virtualenv, `cargo new x`): created
+    /// where it is missing now, written where it is there, and noted among
+    /// the line's [`Analysis::folders`] when missing.
+    pub(super) fn makes_folder(&mut self, arg: &Arg) {
+        let before = self.out.effects.len();
+        self.path_with(arg, create_or_write);
+        self.note_folders(before);
+    }
+
+    /// `mkdir`'s operand: `caps` on it, noted as a folder when missing.
+    pub(super) fn makes_folder_as(&mut self, arg: &Arg, caps: &[Capability]) {
+        let before = self.out.effects.len();
+        for &c in caps {
+            self.path(arg, c);
+        }
+        self.note_folders(before);
+    }
+
+    /// The creates recorded since `before` whose path is missing now are
+    /// folders the line makes.
+    pub(super) fn note_folders(&mut self, before: usize) {
+        let host = self.cx.host;
+        let made: Vec<String> = self.out.effects[before..]
+            .iter()
+            .filter(|e| e.capability == Create && host.kind(&e.path) == PathKind::Missing)
+            .map(|e| e.path.clone())
+            .collect();
+        for p in made {
+            if !self.out.folders.contains(&p) {
+                self.out.folders.push(p);
             }
         }
     }

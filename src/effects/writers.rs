@@ -321,8 +321,11 @@ pub(super) fn missing_ancestors(sink: &mut Sink, op: &Arg) {
         }
         chain.push(at.to_string());
     }
-    for a in chain {
+    // Outermost first: the order `mkdir -p` makes them in.
+    for a in chain.into_iter().rev() {
+        let before = sink.out.effects.len();
         sink.path_if_missing(&Arg::Literal(a), Create);
+        sink.note_folders(before);
     }
 }
 

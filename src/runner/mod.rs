@@ -103,7 +103,7 @@ pub fn main(args: &[String]) -> u8 {
                 argv,
                 own_session: isolate::has_terminal(),
                 fence: Box::new(fence),
-                removals: !names.removals.is_empty() || !names.made.folders.is_empty(),
+                removals: !names.removals.is_empty() || !names.made.is_empty(),
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };

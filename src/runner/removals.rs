@@ -10,14 +10,21 @@
 //! whose target is exactly a granted entry it performs itself, through a
 //! descriptor of the entry's folder and the entry's name (nothing is looked
 //! up twice); a rename also needs its destination to be one the call may
-//! create and no repository surface or protected path. Every other call
-//! runs as made, and Landlock judges it.
+//! create and no repository surface or protected path, and never replaces
+//! an entry the call may not remove. Entries inside a folder made for the
+//! call are the call's own and are removed and renamed the same way
+//! (arrivals.rs). Every other call runs as made, and Landlock judges it.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use super::arrivals::Made;
 use crate::fence::ProfileRequest;
 use crate::paths;
+
+const RENAME_NOREPLACE: u32 = 1;
+const RENAME_EXCHANGE: u32 = 2;
+const RENAME_WHITEOUT: u32 = 4;
 
 /// What the supervisor may remove itself, and where a moved entry may go.
 #[derive(Clone, Debug, Default)]
@@ -122,10 +129,11 @@ pub enum Act {
     Done(Result<i64, i32>),
 }
 
-/// `unlink`, `unlinkat`, `rmdir` of a granted entry: removed here.
-pub fn unlink(removals: &Removals, target: Option<Target>, rmdir: bool) -> Act {
+/// `unlink`, `unlinkat`, `rmdir` of a granted entry, or of one inside a
+/// folder made for the call: removed here.
+pub fn unlink(removals: &Removals, made: &Made, target: Option<Target>, rmdir: bool) -> Act {
     let Some(t) = target else { return Act::Continue };
-    if !removals.granted(&t.real) {
+    if !removals.granted(&t.real) && !made.holds(&t.real) {
         return Act::Continue;
     }
     let flags = if rmdir { libc::AT_REMOVEDIR } else { 0 };
@@ -134,16 +142,28 @@ pub fn unlink(removals: &Removals, target: Option<Target>, rmdir: bool) -> Act {
     Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
 }
 
-/// A rename whose source is a granted entry: done here when its destination
-/// is one the call may create and touches no repository or protected path.
-pub fn rename(removals: &Removals, from: Option<Target>, to: Option<Target>, flags: u32) -> Act {
+/// A rename whose source is a granted entry, or lies inside a folder made
+/// for the call: done here when its destination is one the call may create
+/// and touches no repository or protected path. It replaces an entry there
+/// only when that entry may be removed too (granted, or the call's own):
+/// otherwise it is done with RENAME_NOREPLACE, and an exchange is left to
+/// Landlock.
+pub fn rename(removals: &Removals, made: &Made, from: Option<Target>, to: Option<Target>, flags: u32) -> Act {
     let (Some(from), Some(to)) = (from, to) else { return Act::Continue };
-    if !removals.granted(&from.real) {
+    if !removals.granted(&from.real) && !made.holds(&from.real) {
         return Act::Continue;
     }
-    if !removals.may_arrive(&to.real) {
+    let replaceable = removals.granted(&to.real) || made.holds(&to.real);
+    if !replaceable && !removals.may_arrive(&to.real) {
         return Act::Continue;
     }
+    let flags = if replaceable {
+        flags
+    } else if flags & (RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
+        return Act::Continue;
+    } else {
+        flags | RENAME_NOREPLACE
+    };
     // SAFETY: directory descriptors we own, NUL-terminated names, flags.
     let r = unsafe { libc::syscall(libc::SYS_renameat2, reopen(&from.dir).as_raw_fd(), from.name.as_ptr(), reopen(&to.dir).as_raw_fd(), to.name.as_ptr(), flags) };
     Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
