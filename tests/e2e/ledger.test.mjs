@@ -55,14 +55,15 @@ describe('the audit ledger in a real DSH process', { skip: missing }, () => {
     assert.deepEqual(all.map((x) => x.command), ['cat README.md', 'rm -rf build', 'echo password=[REDACTED] > /dev/null', 'cat ~/.ssh/id_ed25519'])
   })
 
-  test('after Allow once, rm -rf build leaves no empty folder: the host finishes the one removal Landlock cannot, and says so', { skip: !kernel && 'the Landlock runner does not work here' }, async () => {
+  test('after Allow once, rm -rf build && echo after runs to the end: the runner removes the granted folder itself, nothing is repaired afterwards', { skip: !kernel && 'the Landlock runner does not work here' }, async () => {
     mkdirSync(join(world.ws, 'build', 'obj'), { recursive: true })
     writeFileSync(join(world.ws, 'build', 'obj', 'main.o'), 'x')
-    const run = await runDsh(world, { script: [bash('rm -rf build')], answers: ['once'] })
+    const run = await runDsh(world, { script: [bash('rm -rf build && echo after')], answers: ['once'] })
     const [r] = results(run)
     assert.equal(existsSync(join(world.ws, 'build')), false)
-    assert.match(r.text, /dsh-allow: removed the empty folder .*\/ws\/build from the host process/)
-    assert.equal(r.text.split('\n').filter((l) => l.includes('dsh-allow: removed')).length, 1)
+    assert.equal(r.isError, false, r.text)
+    assert.match(r.text, /after/)
+    assert.doesNotMatch(r.text, /dsh-allow: removed|host process|escalation/)
   })
 })
 
