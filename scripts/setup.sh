@@ -29,7 +29,9 @@ log "wasm32 toolchain path: $wasm_path"
 # for wasm32, which gcc cannot do. chromium + driver run the browser tests.
 # No binaryen: Debian's wasm-opt 108 breaks wasm-bindgen's externref table,
 # so scripts/build.sh runs wasm-pack with --no-opt (nothing to download).
-pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver)
+# python3-venv and virtualenv: the workflow suite makes environments under
+# the fence (tests/workflows.rs; a tool not installed is a loud SKIP).
+pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver python3-venv virtualenv)
 [ "$wasm_path" = debian ] && pkgs+=(rustc-web cargo-web rust-web-src)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -85,5 +87,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || { log "node >= 20 required, found $(node --version)"; exit 1; }
+
+# --- 5. Package managers the workflow suite runs under the fence -------------
+# pnpm from the npm registry and uv from PyPI (a wheel holding its binary):
+# small, and each only when missing; a failure leaves the suite to SKIP it.
+if ! command -v pnpm >/dev/null; then
+  log "npm install -g pnpm"
+  npm install -g --no-audit --no-fund --loglevel=error pnpm || log "pnpm could not be installed; its workflow will SKIP"
+fi
+if ! command -v uv >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+  log "pip install uv"
+  python3 -m pip install -q uv 2>/dev/null || log "uv could not be installed; its workflow will SKIP"
+fi
 
 log "done"

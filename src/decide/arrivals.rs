@@ -43,14 +43,17 @@ pub fn widened(req: &DecideRequest, d: &Decision, host: &dyn Host) -> Vec<String
 }
 
 /// A folder the line makes outside the workspace where the baseline grants
-/// create (a package cache under home, a temp folder): the runner makes only
-/// what a rule or grant of the call lets it create, so the call carries
-/// create on exactly that folder.
+/// create but the folder that would hold it does not (a package cache under
+/// home, `~/.cache/uv`): the runner makes only what a rule or grant of the
+/// call lets it create, so the call carries create on exactly that folder.
+/// (Where the folder around it grants create, `/tmp`, the call makes it.)
 pub fn baseline_folders(req: &DecideRequest, folders: &[String], policy: &Policy, host: &dyn Host, grants: &mut Vec<Rule>) {
     let ws = paths::normalize(&req.workspace);
     for f in folders.iter().filter(|f| !paths::within(f, &ws)) {
         let r = policy.resolve(&Spellings::of(f, host), Capability::Create);
-        if r.granted && r.tier == Tier::Baseline && !grants.iter().any(|g| g.path == *f) {
+        let near = nearest_folder(paths::parent(f), host);
+        let around = near.is_some_and(|n| policy.resolve(&Spellings::of(&n, host), Capability::Create).granted);
+        if r.granted && r.tier == Tier::Baseline && !around && !grants.iter().any(|g| g.path == *f) {
             grants.push(Rule { id: String::new(), path: f.clone(), recursive: true, access: Access::of(&[Capability::Create]), hits: 0, created_at: String::new() });
         }
     }
@@ -69,7 +72,12 @@ fn carried_wider(path: &str, access: Access, folders: &[String], host: &dyn Host
     if access.grants(Capability::Write) && there(parent) {
         return None;
     }
-    let mut at = parent.to_string();
+    nearest_folder(parent, host)
+}
+
+/// The nearest folder at or above `p` that exists.
+fn nearest_folder(p: &str, host: &dyn Host) -> Option<String> {
+    let mut at = p.to_string();
     loop {
         if host.kind(&at) == PathKind::Dir {
             return Some(at);

@@ -154,7 +154,8 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         execute(name, cwd, cx, out);
     }
     // A program named by a path may be anything (`./cat` is not cat).
-    let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
+    let rest: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
+    let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()) || table::runs_no_code(base, &rest));
     out.runs_code |= !known;
     let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
     if words.iter().any(|w| table::DAEMON_SOCKETS.iter().any(|s| w.contains(s))) {

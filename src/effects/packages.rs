@@ -173,6 +173,9 @@ fn project_install(name: &str, sink: &mut Sink) {
         for cache in [".local/share/pnpm/store", ".cache/pnpm"] {
             sink.makes_folder(&home(sink, cache));
         }
+        // pnpm writes its lockfile to a temp file and renames it into place:
+        // that one entry, for this call (runner/removals.rs).
+        sink.regenerable("pnpm", &[Delete], lock, "pnpm replaces its own lockfile through a temp file (it writes it again from package.json)");
     }
 }
 
@@ -255,6 +258,9 @@ fn uv(args: &[Arg], sink: &mut Sink) {
         "venv" => {
             let dir = s.operands.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal(".venv".into()));
             sink.makes_folder(&dir);
+            if s.values(&["--cache-dir"]).is_empty() {
+                sink.makes_folder(&home(sink, ".cache/uv"));
+            }
         }
         "init" => {
             if let Some(p) = s.operands.get(1) {
@@ -318,10 +324,12 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
         "new" => {
             if let Some(p) = words.get(1) {
                 sink.makes_folder(p);
+                workspace_manifests(p, sink);
             }
         }
         "init" => {
             let p = words.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal(".".into()));
+            workspace_manifests(&p, sink);
             sink.path_with(&p, create_or_write);
         }
         "vendor" => {
@@ -333,6 +341,32 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
             sink.fill(&credentials);
         }
         _ => {}
+    }
+}
+
+/// `cargo new`/`init` in a cargo workspace adds the new package to the
+/// workspace's `Cargo.toml`, writing it anew through a temp file renamed
+/// over it: that file's own need, granted for the call (cargo edits the
+/// manifest and keeps everything else in it).
+fn workspace_manifests(package: &Arg, sink: &mut Sink) {
+    let Some(p) = package.literal() else { return };
+    let Some(dirs) = sink.dirs().cloned() else { return };
+    let ws = crate::paths::normalize(sink.cx.workspace);
+    for d in dirs {
+        let mut at = crate::paths::parent(&crate::paths::absolute(&d, p, sink.cx.home)).to_string();
+        while crate::paths::within(&at, &ws) {
+            let manifest = format!("{}/Cargo.toml", at.trim_end_matches('/'));
+            if sink.cx.host.kind(&manifest) == crate::host::PathKind::File {
+                sink.path(&Arg::Literal(manifest.clone()), Write);
+                let reason = "cargo adds the new package to its workspace's Cargo.toml, which it rewrites through a temp file renamed over it".to_string();
+                sink.out.unseen.push(super::sink::Unseen::SelfGuarded { program: "cargo".into(), capabilities: vec![Delete], scope: vec![manifest], reason });
+                break;
+            }
+            if at == ws {
+                break;
+            }
+            at = crate::paths::parent(&at).to_string();
+        }
     }
 }
 

@@ -466,6 +466,14 @@ impl Program {
     }
 }
 
+/// Lines of a program that otherwise runs the project's code which run none:
+/// `cargo new`/`cargo init` write a fresh package from cargo's own template
+/// (no build script, no configuration naming a program on the line).
+pub(super) fn runs_no_code(program: &str, words: &[&str]) -> bool {
+    let words: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('+')).collect();
+    program == "cargo" && matches!(words.first(), Some(&("new" | "init"))) && !words.iter().any(|w| w.starts_with("--config") || *w == "-Z" || *w == "-C")
+}
+
 /// Every program name the table has a row for (the audit in
 /// `tests/audit/` checks each is listed there).
 pub fn table_names() -> Vec<&'static str> {

@@ -35,6 +35,8 @@ pub struct Removals {
     pub create_roots: Vec<String>,
     /// Paths no removal or rename may touch: protected files, repositories.
     pub shut: Vec<String>,
+    /// When the call began (a file born since is the call's own).
+    pub started: (i64, u32),
 }
 
 impl Removals {
@@ -54,11 +56,11 @@ impl Removals {
             .filter(|r| r.access.grants(Delete))
             .map(|r| paths::normalize(&r.path))
             .filter(|p| p != "/" && *p != ws && !p.split('/').any(|c| c == ".git") && !shut.iter().any(|s| paths::within(p, s) || paths::within(s, p)))
-            .filter_map(|p| std::fs::canonicalize(&p).ok().map(|c| c.to_string_lossy().into_owned()))
+            .filter_map(|p| real_entry(&p))
             .collect();
         let mut create_roots = vec![ws];
         create_roots.extend(req.rules.iter().chain(&req.grants).filter(|r| r.access.grants(Create)).map(|r| paths::normalize(&r.path)));
-        Removals { entries, create_roots, shut }
+        Removals { entries, create_roots, shut, started: now() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -74,6 +76,38 @@ impl Removals {
             && !self.shut.iter().any(|s| paths::within(path, s))
             && !path.split('/').any(|c| c == ".git")
     }
+}
+
+/// An entry's real path: the path itself resolved, or, when nothing is
+/// there yet (a lock file a tool will put in place), its folder resolved
+/// and its name.
+fn real_entry(p: &str) -> Option<String> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c.to_string_lossy().into_owned());
+    }
+    let dir = std::fs::canonicalize(paths::parent(p)).ok()?;
+    let dir = dir.to_string_lossy();
+    let name = paths::file_name(p);
+    Some(if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") })
+}
+
+fn now() -> (i64, u32) {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (d.as_secs() as i64, d.subsec_nanos())
+}
+
+/// The entry `name` in `dir` is a regular file with one link, born since
+/// `started` (statx's birth time, which no process can set): the call made
+/// it. Unknown birth times (a file system without them) say no.
+fn born_since(dir: &OwnedFd, name: &CString, started: (i64, u32)) -> bool {
+    // SAFETY: a zeroed statx buffer, a directory descriptor, a NUL-terminated name.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::statx(dir.as_raw_fd(), name.as_ptr(), libc::AT_SYMLINK_NOFOLLOW, libc::STATX_BTIME | libc::STATX_TYPE | libc::STATX_NLINK, &mut st) };
+    if r != 0 || st.stx_mask & libc::STATX_BTIME == 0 {
+        return false;
+    }
+    let regular = u32::from(st.stx_mode) & libc::S_IFMT == libc::S_IFREG;
+    regular && st.stx_nlink == 1 && (st.stx_btime.tv_sec, st.stx_btime.tv_nsec) >= started
 }
 
 /// A caller's path, resolved as the kernel would for it: the folder it
@@ -143,14 +177,18 @@ pub fn unlink(removals: &Removals, made: &Made, target: Option<Target>, rmdir: b
 }
 
 /// A rename whose source is a granted entry, or lies inside a folder made
-/// for the call: done here when its destination is one the call may create
+/// for the call, or is a file the call wrote going in place of a granted
+/// entry: done here when its destination is one the call may create
 /// and touches no repository or protected path. It replaces an entry there
 /// only when that entry may be removed too (granted, or the call's own):
 /// otherwise it is done with RENAME_NOREPLACE, and an exchange is left to
 /// Landlock.
 pub fn rename(removals: &Removals, made: &Made, from: Option<Target>, to: Option<Target>, flags: u32) -> Act {
     let (Some(from), Some(to)) = (from, to) else { return Act::Continue };
-    if !removals.granted(&from.real) && !made.holds(&from.real) {
+    // A file the call wrote put in place of a granted entry (a tool's own
+    // lock file replaced through a temp file) is that entry's removal.
+    let puts_in_place = removals.granted(&to.real) && born_since(&from.dir, &from.name, removals.started);
+    if !removals.granted(&from.real) && !made.holds(&from.real) && !puts_in_place {
         return Act::Continue;
     }
     let replaceable = removals.granted(&to.real) || made.holds(&to.real);

@@ -99,6 +99,20 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
             wrong.push(format!("fence grants {got:?}, want {want}"));
         }
     }
+    if let Some(want) = ex.get("folders") {
+        // The folders the line makes that the call's profile carries.
+        if &json!(d.folders) != want {
+            wrong.push(format!("folders {:?}, want {want}", d.folders));
+        }
+    }
+    if let Some(want) = ex.get("widenedContains").and_then(Value::as_str) {
+        if !d.widened.iter().any(|w| w.contains(want)) {
+            wrong.push(format!("widened {:?} does not say `{want}`", d.widened));
+        }
+    }
+    if ex.get("widened") == Some(&json!([])) && !d.widened.is_empty() {
+        wrong.push(format!("widened {:?}, want none", d.widened));
+    }
     if let Some(want) = ex.get("tiers") {
         for t in want.as_array().unwrap() {
             let found = d.effects.iter().any(|e| {
