@@ -5,7 +5,7 @@
 // through DSH's approval service with a reason that begins `dsh-allow: ` and
 // names the operation and path.
 
-import { statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
@@ -60,6 +60,9 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       protectedFiles: protectedFiles(),
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
       persistence: persistenceOf(fence.current()),
+      // The daemons' sockets this host reaches: a line that only asks one
+      // (docker ps, ssh -T git@host) is granted that socket for the call.
+      sockets: settings.sockets?.() ?? {},
     }
     // The stored rules by identity (the store hands out one frozen load per
     // version of the file): the JSON of 10,000 rules costs ~4 ms a call.
@@ -69,6 +72,20 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
     last = { callId: exec.callId, key, load, d }
     return d
   }
+}
+
+/**
+ * Where docker's daemon and the ssh agent listen, from the host's
+ * environment: a unix `DOCKER_HOST`, else `/var/run/docker.sock` when it is
+ * there; `SSH_AUTH_SOCK`. What the core's `sockets` field wants.
+ */
+export function socketsOf(env, exists = existsSync) {
+  const out = {}
+  const docker = env.DOCKER_HOST
+  if (typeof docker === 'string' && docker !== '') out.docker = docker
+  else if (exists('/var/run/docker.sock')) out.docker = '/var/run/docker.sock'
+  if (typeof env.SSH_AUTH_SOCK === 'string' && env.SSH_AUTH_SOCK !== '') out.sshAgent = env.SSH_AUTH_SOCK
+  return out
 }
 
 /** "delete /w/build; create,write /w/out" — what is missing, grouped by path. */

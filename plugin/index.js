@@ -19,7 +19,7 @@ import { Config, resolveConfig } from './config.js'
 import { RulesStore } from './store.js'
 import { GrantStore } from './grants.js'
 import { Fence, SANDBOX_EXEC, defaultRunner, persistenceOf } from './fence.js'
-import { makeDecider, makeGate } from './gate.js'
+import { makeDecider, makeGate, socketsOf } from './gate.js'
 import { makePlanner, wrapConfine } from './confine.js'
 import { Asks, approvalListener, withProposals } from './approval.js'
 import { allowCommand } from './commands.js'
@@ -50,7 +50,7 @@ export function apply(ctx, rawConfig) {
   // else; a test's stand-in only with testPlatform (resolveConfig checks).
   const sandboxExec = config.sandboxExec ?? SANDBOX_EXEC
   const runner = platform === 'macos' ? sandboxExec : config.runner ?? defaultRunner()
-  const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner }
+  const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner, sockets: () => socketsOf(process.env) }
 
   const store = new RulesStore(config.rulesFile, core)
   const grants = new GrantStore({ ttlMs: config.sessionGrantTtlMs })

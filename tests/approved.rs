@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
 const NOBODY: u32 = 65534;
+/// The PATH calls run with (docker's client lives in /usr/local/bin here).
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// A workspace and a home outside the temp folders (which the baseline opens
 /// fully and would hide every refusal), and a copy of the runner the user
@@ -94,40 +96,86 @@ impl World {
     }
 
     /// The gate's decision, then "Allow once" as the plugin binds it
-    /// (plugin/approval.js: the proposals as one-shot grants), then the
-    /// guard's decision with them, which the call runs under. Returns the
-    /// gate's decision and the profile.
+    /// (plugin/approval.js: the decision's call grants, carried, and its
+    /// proposals as one-shot grants), the guard's decision with them (which
+    /// refuses only a refusal), and the profile the call runs under
+    /// (plugin/index.js `profileFor`). Returns the gate's decision and the
+    /// profile.
     fn approve_once(&self, command: &str) -> (Decision, Value) {
+        self.approve_once_with(command, &json!({}))
+    }
+
+    fn approve_once_with(&self, command: &str, sockets: &Value) -> (Decision, Value) {
         // The PATH the call runs with (run, below).
-        let host = FsHost::with_path("/usr/bin:/bin");
-        let gate = dsh_allow::decide::decide(&self.request(command, &[]), &host);
-        let once: Vec<Value> = match gate.decision {
-            Outcome::Allow => Vec::new(),
-            Outcome::Prompt => gate
-                .proposals
-                .iter()
-                .enumerate()
-                .map(|(i, p)| json!({ "id": format!("once-{i}"), "path": p.path, "recursive": p.recursive, "access": p.access }))
-                .collect(),
-            Outcome::Refuse => panic!("`{command}` is refused: {}", gate.reason),
-        };
-        let guard = dsh_allow::decide::decide(&self.request(command, &once), &host);
-        assert_eq!(guard.decision, Outcome::Allow, "`{command}` answered Allow once is still not allowed: {}", guard.reason);
-        let mut grants = once;
-        grants.extend(guard.fence_grants.iter().map(|r| serde_json::to_value(r).unwrap()));
+        let host = FsHost::with_path(PATH);
+        let mut req = self.request(command, &[]);
+        req.sockets = serde_json::from_value(sockets.clone()).unwrap();
+        let gate = dsh_allow::decide::decide(&req, &host);
+        assert_ne!(gate.decision, Outcome::Refuse, "`{command}` is refused: {}", gate.reason);
+        let mut grants: Vec<Value> = gate.fence_grants.iter().map(|r| serde_json::to_value(r).unwrap()).collect();
+        if gate.decision == Outcome::Prompt {
+            grants.extend(gate.proposals.iter().enumerate().map(|(i, p)| json!({ "id": format!("once-{i}"), "path": p.path, "recursive": p.recursive, "access": p.access })));
+        }
+        let mut guarded = self.request(command, &grants);
+        guarded.sockets = req.sockets.clone();
+        let guard = dsh_allow::decide::decide(&guarded, &host);
+        assert_ne!(guard.decision, Outcome::Refuse, "`{command}` answered Allow once is refused: {}", guard.reason);
+        if gate.decision == Outcome::Prompt && !gate.proposals.is_empty() && gate.proposals.iter().all(|p| p.command.is_none()) {
+            assert_eq!(guard.decision, Outcome::Allow, "`{command}` answered Allow once still asks: {}", guard.reason);
+        }
         let profile = json!({
             "workspace": self.p("ws"), "home": self.p("home"), "harnessHome": self.p("home/.dsh"),
             "platform": "linux", "mode": "workspace-write", "rules": [], "grants": grants,
-            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")], "folders": guard.folders,
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")], "folders": gate.folders,
         });
         (gate, profile)
     }
 
+    /// A profile with no grant of the call's: what runs without the decision.
+    fn plain(&self) -> Value {
+        json!({
+            "workspace": self.p("ws"), "home": self.p("home"), "harnessHome": self.p("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")],
+        })
+    }
+
     /// `bash -c script` as this world's user, in the workspace, under `profile`.
     fn run(&self, profile: &Value, script: &str) -> Output {
+        self.run_with(profile, script, &[], None)
+    }
+
+    /// `run` with variables set, and (`passwd`) in a mount namespace whose
+    /// /etc/passwd is that file: ssh finds `~` through the user database,
+    /// not $HOME, so its tests give every user the world's home there.
+    fn run_with(&self, profile: &Value, script: &str, env: &[(&str, String)], passwd: Option<&Path>) -> Output {
         let text = profile.to_string();
         let runner = self.runner.to_string_lossy().into_owned();
-        let argv = [runner.as_str(), "run", "--profile-json", &text, "--", "/bin/bash", "-c", script];
+        let mut argv: Vec<String> = Vec::new();
+        if let Some(p) = passwd {
+            argv.extend(["/usr/bin/unshare".into(), "-m".into(), "/bin/sh".into(), "-c".into(), "mount --bind \"$0\" /etc/passwd && exec \"$@\"".into(), p.to_string_lossy().into_owned()]);
+        }
+        if let Some(u) = self.user {
+            argv.extend(["/usr/bin/setpriv".into(), format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]);
+        }
+        argv.extend([runner, "run".into(), "--profile-json".into(), text, "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..])
+            .current_dir(self.base.join("ws"))
+            .env("HOME", self.base.join("home"))
+            .env("PATH", PATH)
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .env_remove("SSH_AUTH_SOCK")
+            .env_remove("DOCKER_HOST")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// A command run unfenced as this world's user (the scene).
+    fn as_user(&self, argv: &[&str], env: &[(&str, String)]) -> Output {
         let mut c = match self.user {
             Some(u) => {
                 let mut c = Command::new("/usr/bin/setpriv");
@@ -140,13 +188,29 @@ impl World {
                 c
             }
         };
-        c.current_dir(self.base.join("ws"))
-            .env("HOME", self.base.join("home"))
-            .env("PATH", "/usr/bin:/bin")
-            .env_remove("PYTHONDONTWRITEBYTECODE")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        c.current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).env("PATH", PATH).stdin(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// A background process of this world's user, until the test ends.
+    fn daemon(&self, argv: &[&str]) -> Background {
+        let mut c = match self.user {
+            Some(u) => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.args([format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]).args(argv);
+                c
+            }
+            None => {
+                let mut c = Command::new(argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        c.current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        Background(c.spawn().unwrap())
     }
 
     /// Decide, answer Allow once, run: the output.
@@ -160,6 +224,26 @@ impl Drop for World {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.base);
     }
+}
+
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Wait for a path to appear (a daemon's socket).
+fn wait_for(p: &Path) {
+    for _ in 0..200 {
+        if p.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} never appeared", p.display());
 }
 
 fn text(o: &Output) -> String {
@@ -288,4 +372,206 @@ fn python_venv_in_the_workspace_works_with_no_card() {
             assert!(out.status.success(), "`{line}`: {}", text(&out));
         }
     });
+}
+
+/// A stand-in docker daemon on a unix socket: every request gets an empty
+/// JSON list with the headers the client looks for (no daemon runs here).
+const FAKE_DOCKERD: &str = r#"
+import socketserver, sys, os
+class H(socketserver.StreamRequestHandler):
+    def handle(self):
+        while True:
+            line = self.rfile.readline()
+            if not line:
+                return
+            length = 0
+            while True:
+                h = self.rfile.readline()
+                if h in (b"\r\n", b"\n", b""):
+                    break
+                if h.lower().startswith(b"content-length:"):
+                    length = int(h.split(b":")[1])
+            self.rfile.read(length)
+            body = b"OK" if b"/_ping" in line else b"[]"
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+S(sys.argv[1], H).serve_forever()
+"#;
+
+#[test]
+fn docker_ps_reaches_its_daemon_with_no_card_and_only_for_that_call() {
+    for_each_user("docker", |w| {
+        if !Command::new("docker").arg("--version").env("PATH", PATH).output().is_ok_and(|o| o.status.success()) {
+            eprintln!("SKIP docker_ps: no docker client here");
+            return;
+        }
+        fs::create_dir_all(w.base.join("run")).unwrap();
+        w.own();
+        let sock = w.base.join("run/docker.sock");
+        let sock_s = sock.to_string_lossy().into_owned();
+        let _daemon = w.daemon(&["/usr/bin/python3", "-c", FAKE_DOCKERD, &sock_s]);
+        wait_for(&sock);
+        let host = format!("unix://{sock_s}");
+        let env = [("DOCKER_HOST", host.clone())];
+        for line in ["docker ps", "docker images", "docker inspect web", "docker logs web"] {
+            let (d, profile) = w.approve_once_with(line, &json!({ "docker": host }));
+            assert_eq!(d.decision, Outcome::Allow, "`{line}`: {}", d.reason);
+            assert!(d.sockets.iter().any(|s| s.granted && s.path.as_deref() == Some(sock_s.as_str())), "{:?}", d.sockets);
+            let out = w.run_with(&profile, line, &env, None);
+            // inspect and logs of a container the stand-in does not know
+            // fail in the client; what matters is that the daemon answered.
+            let said = text(&out);
+            assert!(!said.contains("dsh-allow: refused") && !said.contains("Cannot connect"), "`{line}`: {said}");
+            if line == "docker ps" {
+                assert!(out.status.success(), "{said}");
+            }
+        }
+        // Without the decision's grant the socket is refused, and named.
+        let out = w.run_with(&w.plain(), "docker ps", &env, None);
+        assert!(!out.status.success(), "{}", text(&out));
+        // Code the line does not show beside it: asked every time.
+        let (d, _) = w.approve_once_with("docker ps; python3 -c 'import os'", &json!({ "docker": host }));
+        assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+        assert!(d.proposals.is_empty(), "nothing to store: {:?}", d.proposals);
+        // A subcommand that hands the daemon something to run keeps asking.
+        let (d, _) = w.approve_once_with("docker run alpine true", &json!({ "docker": host }));
+        assert_eq!(d.decision, Outcome::Prompt);
+    });
+}
+
+/// An ssh agent of the world's user holding a new key, and its socket.
+fn agent_with_key(w: &World) -> (Background, String, String) {
+    let sock = w.p("agent.sock");
+    let agent = w.daemon(&["/usr/bin/ssh-agent", "-D", "-a", &sock]);
+    wait_for(Path::new(&sock));
+    let key = w.p("home/.ssh/id_test");
+    assert!(w.as_user(&["/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", &key], &[]).status.success());
+    (agent, sock, key)
+}
+
+#[test]
+fn ssh_add_lists_the_agents_keys_with_no_card_and_adds_a_named_key_after_allow_once() {
+    for_each_user("ssh-add", |w| {
+        if !Path::new("/usr/bin/ssh-agent").exists() {
+            eprintln!("SKIP ssh_add: no ssh-agent here");
+            return;
+        }
+        fs::create_dir_all(w.base.join("home/.ssh")).unwrap();
+        w.own();
+        let (_agent, sock, key) = agent_with_key(w);
+        let env = [("SSH_AUTH_SOCK", sock.clone())];
+        let sockets = json!({ "sshAgent": sock });
+        // A key the user names: a card, asked every time, never a refusal.
+        let line = "ssh-add ~/.ssh/id_test";
+        let (d, profile) = w.approve_once_with(line, &sockets);
+        assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+        assert!(d.proposals.is_empty(), "Always allow stores nothing on a credential store: {:?}", d.proposals);
+        let out = w.run_with(&profile, line, &env, None);
+        assert!(out.status.success(), "{}", text(&out));
+        // Listing needs no card; the key is in the agent.
+        let (d, profile) = w.approve_once_with("ssh-add -l", &sockets);
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        let out = w.run_with(&profile, "ssh-add -l", &env, None);
+        assert!(out.status.success() && text(&out).contains("ED25519"), "{}", text(&out));
+        // Without the call's grant: neither the key nor the agent.
+        let out = w.run_with(&w.plain(), &format!("ssh-add {key}"), &env, None);
+        assert!(!out.status.success(), "{}", text(&out));
+        let out = w.run_with(&w.plain(), "ssh-add -l", &env, None);
+        assert!(!out.status.success(), "{}", text(&out));
+    });
+}
+
+#[test]
+fn ssh_t_to_a_git_host_authenticates_through_the_agent_with_no_card() {
+    for_each_user("ssh-t", |w| {
+        if !Path::new("/usr/sbin/sshd").exists() || !Path::new("/usr/bin/unshare").exists() || unsafe { libc::geteuid() } != 0 {
+            eprintln!("SKIP ssh_t: needs root, /usr/sbin/sshd (apt install openssh-server) and unshare for a stand-in git host");
+            return;
+        }
+        for d in ["home/.ssh", "sshd", "git"] {
+            fs::create_dir_all(w.base.join(d)).unwrap();
+        }
+        w.own();
+        let (_agent, sock, key) = agent_with_key(w);
+        assert!(w.as_user(&["/usr/bin/ssh-add", "-q", &key], &[("SSH_AUTH_SOCK", sock.clone())]).status.success());
+        // The key lives only in the agent from here on.
+        fs::remove_file(&key).unwrap();
+        // A stand-in git host on a loopback port: a user `git` (only in its
+        // own mount namespace's /etc/passwd) whose every login prints the
+        // greeting and runs nothing.
+        let host_key = w.p("sshd/host_key");
+        assert!(Command::new("/usr/bin/ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f", &host_key]).status().unwrap().success());
+        fs::copy(format!("{key}.pub"), w.base.join("sshd/authorized_keys")).unwrap();
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {}\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nPidFile none\nForceCommand echo \"Hi git! You've successfully authenticated, but this host does not provide shell access.\"\n",
+            w.p("sshd/authorized_keys")
+        );
+        fs::write(w.base.join("sshd/config"), config).unwrap();
+        let passwd = fs::read_to_string("/etc/passwd").unwrap();
+        let uid = w.user.unwrap_or(0);
+        let home = w.p("home");
+        // Every user's home is the world's for ssh (it reads ~ from here).
+        let mut faked: String = passwd
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split(':').collect();
+                if f.len() == 7 && (f[2] == "0" || f[2] == NOBODY.to_string()) {
+                    f[5] = &home;
+                }
+                f.join(":")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        faked.push_str(&format!("\ngit:x:{uid}:{uid}::{}:/bin/sh\n", w.p("git")));
+        let fake = w.base.join("sshd/passwd");
+        fs::write(&fake, faked).unwrap();
+        let _ = fs::create_dir_all("/run/sshd");
+        let sshd = Background(
+            Command::new("/usr/bin/unshare")
+                .args(["-m", "/bin/sh", "-c", "mount --bind \"$0\" /etc/passwd && exec /usr/sbin/sshd -D -e -f \"$1\""])
+                .arg(&fake)
+                .arg(w.p("sshd/config"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_port(port);
+        let public = fs::read_to_string(format!("{host_key}.pub")).unwrap();
+        let mut parts = public.split_whitespace();
+        let known = format!("[127.0.0.1]:{port} {} {}\n", parts.next().unwrap(), parts.next().unwrap());
+        fs::write(w.base.join("home/.ssh/known_hosts"), known).unwrap();
+        w.own();
+        let env = [("SSH_AUTH_SOCK", sock.clone())];
+        let line = format!("ssh -T -p {port} git@127.0.0.1");
+        let (d, profile) = w.approve_once_with(&line, &json!({ "sshAgent": sock }));
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        let out = w.run_with(&profile, &line, &env, Some(&fake));
+        assert!(out.status.success() && text(&out).contains("successfully authenticated"), "{}", text(&out));
+        // With no grant of the call: no agent, no known host.
+        let out = w.run_with(&w.plain(), &line, &env, Some(&fake));
+        assert!(!text(&out).contains("successfully authenticated"), "{}", text(&out));
+        // A remote command is still asked every time.
+        let (d, _) = w.approve_once_with(&format!("ssh -p {port} git@127.0.0.1 id"), &json!({ "sshAgent": sock }));
+        assert_eq!(d.decision, Outcome::Prompt);
+        drop(sshd);
+    });
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn wait_port(port: u16) {
+    for _ in 0..250 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("sshd did not listen on {port}");
 }

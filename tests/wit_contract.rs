@@ -85,6 +85,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
         fence: vec![Capability::Read],
         persistence: dsh_allow::api::Persistence::Shut,
+        sockets: dsh_allow::api::Sockets { docker: Some("/run/docker.sock".into()), ssh_agent: Some("/tmp/a.sock".into()) },
     };
     let effect = EffectVerdict {
         path: "/w".into(),
@@ -108,6 +109,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         fence_grants: vec![rule()],
         folders: vec!["/w/new".into()],
         widened: vec!["w".into()],
+        sockets: vec![SocketNeed { daemon: "docker".into(), path: Some("/run/docker.sock".into()), granted: true, sentence: "s".into() }],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
     let preq = ProfileRequest {

@@ -6,6 +6,7 @@
 pub mod arrivals;
 pub mod explain;
 pub mod review;
+mod sockets;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -321,6 +322,8 @@ struct UnseenJudged {
     discards: Vec<String>,
     /// Why the first self-guarded need granted for the call is safe.
     call_granted: Option<String>,
+    /// The daemons' sockets the line reaches.
+    sockets: Vec<crate::api::SocketNeed>,
 }
 
 #[inline(never)]
@@ -411,6 +414,17 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 }
                 out.unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
+            Unseen::Socket { daemon, program, reads, asks, reason } => {
+                let need = sockets::judge(req, analysis, host, sockets::Need { daemon: *daemon, program, reads, asks: *asks, reason }, &mut out.call_grants);
+                if need.granted && !need.asks {
+                    out.call_granted.get_or_insert_with(|| reason.clone());
+                }
+                if need.asks && out.escape.is_none() {
+                    out.escape = Some((need.sentence.clone(), None));
+                }
+                out.unknown.push(Unknown { capability: None, reason: need.sentence.clone(), bounded: need.granted || req.mode == Mode::DangerFullAccess });
+                out.sockets.push(need.public);
+            }
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
@@ -492,7 +506,7 @@ fn conclude(
     host: &dyn Host,
 ) -> Decision {
     let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
-    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, .. } = unseen;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, .. } = unseen;
     let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
@@ -518,6 +532,7 @@ fn conclude(
             fence_grants: Vec::new(),
             folders: Vec::new(),
             widened: Vec::new(),
+            sockets: Vec::new(),
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -540,12 +555,12 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -562,7 +577,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -580,7 +595,7 @@ fn conclude(
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new() }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -711,6 +726,7 @@ fn refuse_unreadable(why: String) -> Decision {
         fence_grants: Vec::new(),
         folders: Vec::new(),
         widened: Vec::new(),
+        sockets: Vec::new(),
     }
 }
 

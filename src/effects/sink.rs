@@ -57,6 +57,30 @@ pub enum Unseen {
     /// `program`: the program that hands it over, when a command grant for
     /// it may carry the user's trust (docker), else `None`.
     Escapes { program: Option<String>, reason: String },
+    /// A line that reaches a daemon through its unix socket to ask it
+    /// something that changes no file (`docker ps`, `ssh -T git@host`
+    /// through the agent): that socket is granted to the call when the line
+    /// shows everything it runs. `reads`: what the program also reads to do
+    /// it, granted with the socket (ssh's `known_hosts`, the key `ssh-add`
+    /// hands the agent). `asks`: the user answers every time (a key handed
+    /// over, the agent's keys changed), and the grants go with Allow once.
+    Socket { daemon: Daemon, program: String, reads: Vec<String>, asks: bool, reason: String },
+}
+
+/// The daemons whose socket a call can be granted (`DecideRequest::sockets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Daemon {
+    Docker,
+    SshAgent,
+}
+
+impl Daemon {
+    pub fn label(self) -> &'static str {
+        match self {
+            Daemon::Docker => "the docker daemon",
+            Daemon::SshAgent => "the ssh agent",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -95,6 +95,8 @@ pub(super) enum Role {
     Escapes(&'static str),
     /// `ssh HOST [CMD]`: sshd starts the command on the other side.
     RemoteShell,
+    /// `ssh-add`: lists the agent's keys, or hands it the keys the line names.
+    SshAdd,
     /// Compilers: sources read, `-o FILE` filled (`tools::compiler`).
     Compiler,
     /// `sqlite3 DB [SQL]`: the database read and written.
@@ -318,6 +320,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["history"], takes_value: &[], kind: Kind::Role(Role::History) },
     Program { names: &["make", "gmake"], takes_value: &[], kind: Kind::Role(Role::Make) },
     Program { names: &["ssh", "slogin"], takes_value: &[], kind: Kind::Role(Role::RemoteShell) },
+    Program { names: &["ssh-add"], takes_value: &[], kind: Kind::Role(Role::SshAdd) },
     Program { names: &["scp"], takes_value: &["-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X"], kind: Kind::Role(Role::Copy) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
@@ -466,12 +469,11 @@ impl Program {
     }
 }
 
-/// Lines of a program that otherwise runs the project's code which run none:
 /// `cargo new`/`cargo init` write a fresh package from cargo's own template
 /// (no build script, no configuration naming a program on the line).
-pub(super) fn runs_no_code(program: &str, words: &[&str]) -> bool {
+pub(super) fn cargo_runs_no_code(words: &[&str]) -> bool {
     let words: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('+')).collect();
-    program == "cargo" && matches!(words.first(), Some(&("new" | "init"))) && !words.iter().any(|w| w.starts_with("--config") || *w == "-Z" || *w == "-C")
+    matches!(words.first(), Some(&("new" | "init"))) && !words.iter().any(|w| w.starts_with("--config") || *w == "-Z" || *w == "-C")
 }
 
 /// Every program name the table has a row for (the audit in

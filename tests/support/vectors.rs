@@ -24,7 +24,7 @@ pub fn cases() -> Vec<Case> {
         let fixture_name = case.get("fixture").and_then(Value::as_str).unwrap_or("linux");
         let fixture: FixtureHost = serde_json::from_value(doc["fixtures"][fixture_name].clone()).expect("fixture");
         let mut request = doc["defaults"][fixture_name].clone();
-        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence"] {
+        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence", "sockets"] {
             if let Some(v) = case.get(key) {
                 request[key] = v.clone();
             }
