@@ -64,7 +64,7 @@ export function approvalListener({ asks, grants, ledger, review }) {
     } finally {
       ask.state = 'answered'
       // A command grant that matched still carries its roots into the profile.
-      if (outcome === 'allowed-once') grants.bind(ask.callId, [...(ask.carried ?? []), ...onceRules(ask.callId, ask.proposals, new Date().toISOString())], ask.folders ?? [])
+      if (outcome === 'allowed-once') grants.bind(ask.callId, [...(ask.carried ?? []), ...onceRules(ask.callId, ask.proposals, new Date().toISOString())], ask.folders ?? [], ask.kept ?? [])
       else grants.release(ask.callId)
       if (human) {
         ledger.append({

@@ -236,7 +236,8 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // folders its line makes (the runner makes them, or lets the call).
     const carried = [...(d.decision.commandGrant?.rules ?? []), ...(d.decision.fenceGrants ?? [])]
     const folders = d.decision.folders ?? []
-    if (outcome === 'allow' && (carried.length > 0 || folders.length > 0) && sessionId !== undefined) return runCarrying(exec, next, carried, folders)
+    const kept = d.decision.kept ?? []
+    if (outcome === 'allow' && (carried.length > 0 || folders.length > 0 || kept.length > 0) && sessionId !== undefined) return runCarrying(exec, next, carried, folders, kept)
     if (outcome !== 'prompt') grants.release(exec.callId)
     if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
     if (outcome === 'allow') return next()
@@ -247,7 +248,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       callId: exec.callId, sessionId, command, reason, cwd: d.request.cwd, mode: d.mode,
       workspace: d.request.workspace, home: d.request.home,
       missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
-      carried, folders, widened: d.decision.widened ?? [],
+      carried, folders, kept, widened: d.decision.widened ?? [],
     })
     let downstream
     try {
@@ -271,9 +272,9 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
    * command line for the kernel profile, released in post-execute. The call
    * keeps its session's turn meanwhile, so no other call can claim them.
    */
-  async function runCarrying(exec, next, carried, folders = []) {
+  async function runCarrying(exec, next, carried, folders = [], kept = []) {
     grants.hold(exec.agent.session.id, exec.callId, exec.arguments.command)
-    grants.bind(exec.callId, carried, folders)
+    grants.bind(exec.callId, carried, folders, kept)
     let downstream
     try {
       downstream = await next()

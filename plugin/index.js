@@ -130,7 +130,7 @@ export function apply(ctx, rawConfig) {
       platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
-        const once = command !== undefined && policy.sessionId !== undefined ? grants.claimCall(policy.sessionId, command) : { rules: [], folders: [] }
+        const once = command !== undefined && policy.sessionId !== undefined ? grants.claimCall(policy.sessionId, command) : { rules: [], folders: [], kept: [] }
         // A rules file at fault: the gate asks for every call, and the fence
         // keeps the rules last read whole (its denials included).
         const load = store.load()
@@ -139,6 +139,8 @@ export function apply(ctx, rawConfig) {
           rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
           // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.
           folders: once.folders,
+          // Files whose content the runner keeps before the call replaces them (git restore).
+          kept: once.kept,
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
           hostPids: hosts.pids(),

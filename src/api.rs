@@ -159,6 +159,10 @@ pub struct Decision {
     /// allowed), for the card and `dsh-allow explain`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sockets: Vec<SocketNeed>,
+    /// Files the call replaces whose content the runner keeps first (`git
+    /// restore FILE`): carried into the profile (`ProfileRequest::kept`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 /// A daemon's socket a line reaches.

@@ -106,8 +106,15 @@ impl World {
     }
 
     fn approve_once_with(&self, command: &str, sockets: &Value) -> (Decision, Value) {
-        // The PATH the call runs with (run, below).
-        let host = FsHost::with_path(PATH);
+        self.approve_once_on(command, sockets, PATH)
+    }
+
+    /// `approve_once_with`, deciding with `path` as the call's PATH.
+    fn approve_once_on(&self, command: &str, sockets: &Value, path: &str) -> (Decision, Value) {
+        // FsHost vouches for one generation forever: what an earlier decide
+        // of this thread prepared predates the files this test just made.
+        dsh_allow::decide::forget_reused();
+        let host = FsHost::with_path(path);
         let mut req = self.request(command, &[]);
         req.sockets = serde_json::from_value(sockets.clone()).unwrap();
         let gate = dsh_allow::decide::decide(&req, &host);
@@ -574,4 +581,139 @@ fn wait_port(port: u16) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     panic!("sshd did not listen on {port}");
+}
+
+fn git_repo(w: &World, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        w.write(&format!("ws/{rel}"), text);
+    }
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(w.base.join("ws"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out));
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "one"]);
+}
+
+#[test]
+fn git_restore_of_a_tracked_file_runs_with_no_card_and_keeps_what_it_replaced() {
+    for_each_user("restore", |w| {
+        git_repo(w, &[("src/a.rs", "fn a() {}\n"), ("b.txt", "bee\n"), ("c.txt", "sea\n")]);
+        w.write("ws/src/a.rs", "fn a() { broken }\n");
+        fs::remove_file(w.base.join("ws/b.txt")).unwrap();
+        w.write("ws/c.txt", "sea, changed\n");
+        w.own();
+        let env = [("GIT_CONFIG_GLOBAL", "/dev/null".to_string())];
+        let line = "git restore src/a.rs b.txt && echo restored";
+        let (d, profile) = w.approve_once(line);
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        assert_eq!(d.kept.len(), 2, "{:?}", d.kept);
+        let mut profile = profile;
+        profile["kept"] = json!(d.kept);
+        let out = w.run_with(&profile, line, &env, None);
+        assert!(out.status.success() && text(&out).contains("restored"), "{}", text(&out));
+        assert_eq!(fs::read_to_string(w.base.join("ws/src/a.rs")).unwrap(), "fn a() {}\n");
+        assert_eq!(fs::read_to_string(w.base.join("ws/b.txt")).unwrap(), "bee\n");
+        // What git replaced is kept, and the call said where.
+        let said = text(&out);
+        let kept = said.lines().find_map(|l| l.strip_prefix("dsh-allow: kept src/a.rs as it was before this command, at ")).expect(&said);
+        assert_eq!(fs::read_to_string(kept).unwrap(), "fn a() { broken }\n");
+        assert!(kept.starts_with(&w.p("home/.dsh/dsh-allow-kept/")));
+        // The grant is that file's: the other changed file is untouched by
+        // code in the same call, and the kept copy is out of the call's reach.
+        let out = w.run_with(&profile, &format!("rm -f c.txt; rm -f {kept}"), &env, None);
+        assert!(w.base.join("ws/c.txt").exists() && Path::new(kept).exists(), "{}", text(&out));
+        // A folder or `.` still discards what nothing keeps: asked.
+        let (d, _) = w.approve_once("git restore .");
+        assert_eq!(d.decision, Outcome::Prompt);
+    });
+}
+
+#[test]
+fn perl_in_place_substitution_in_the_workspace_runs_with_no_card() {
+    for_each_user("perl", |w| {
+        w.write("ws/a.txt", "old\nold\n");
+        w.write("ws/src/b.txt", "x=old\n");
+        w.write("ws/keep.txt", "mine\n");
+        w.own();
+        for line in ["perl -0pi -e 's/old\\nold/new/' a.txt", "perl -pi -e 's/old/new/g' src/b.txt"] {
+            let (d, out) = w.approved(line);
+            assert_eq!(d.decision, Outcome::Allow, "`{line}`: {}", d.reason);
+            assert!(out.status.success(), "`{line}`: {}", text(&out));
+        }
+        assert_eq!(fs::read_to_string(w.base.join("ws/a.txt")).unwrap(), "new\n");
+        assert_eq!(fs::read_to_string(w.base.join("ws/src/b.txt")).unwrap(), "x=new\n");
+        // Code in the substitution is not plain: asked, as before.
+        let (d, _) = w.approve_once("perl -pi -e 's/old/`id`/e' a.txt");
+        assert_eq!(d.decision, Outcome::Prompt);
+        // Beside code the line does not show, the folder's delete is not
+        // granted for the call: the card asks for it.
+        let line = "perl -pi -e 's/old/new/' a.txt; python3 -c \"import os; os.remove('keep.txt')\"";
+        let d = dsh_allow::decide::decide(&w.request(line, &[]), &FsHost::with_path(PATH));
+        assert_eq!(d.decision, Outcome::Prompt, "{}", d.reason);
+        assert!(d.fence_grants.iter().all(|g| !g.access.grants(dsh_allow::policy::capability::Capability::Delete)), "{:?}", d.fence_grants);
+        let out = w.run(&w.plain(), line);
+        assert!(w.base.join("ws/keep.txt").exists(), "a file beside the edited one went: {}", text(&out));
+    });
+}
+
+#[test]
+fn patch_p1_from_a_diff_in_the_workspace_runs_with_no_card() {
+    for_each_user("patch", |w| {
+        w.write("ws/src/main.c", "int main(void) {\n    return 1;\n}\n");
+        w.write("ws/old.txt", "gone\n");
+        w.write(
+            "ws/x.diff",
+            "--- a/src/main.c\n+++ b/src/main.c\n@@ -1,3 +1,3 @@\n int main(void) {\n-    return 1;\n+    return 0;\n }\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n--- /dev/null\n+++ b/docs/new.txt\n@@ -0,0 +1 @@\n+new\n",
+        );
+        w.own();
+        let (d, out) = w.approved("patch -p1 < x.diff && echo patched");
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        assert!(out.status.success() && text(&out).contains("patched"), "{}", text(&out));
+        assert!(fs::read_to_string(w.base.join("ws/src/main.c")).unwrap().contains("return 0;"));
+        assert!(!w.base.join("ws/old.txt").exists(), "the diff removes old.txt");
+        assert_eq!(fs::read_to_string(w.base.join("ws/docs/new.txt")).unwrap(), "new\n");
+        // And back: what it removed was in the diff.
+        let (d, out) = w.approved("patch -R -p1 < x.diff");
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(fs::read_to_string(w.base.join("ws/old.txt")).unwrap(), "gone\n");
+    });
+}
+
+#[test]
+fn rustup_changes_its_own_home_with_no_card() {
+    for_each_user("rustup", |w| {
+        let rustup = std::env::var("HOME").map(|h| format!("{h}/.cargo/bin/rustup")).unwrap_or_default();
+        if !Path::new(&rustup).exists() {
+            eprintln!("SKIP rustup: no rustup at {rustup}");
+            return;
+        }
+        // rustup as the world's home has it (a toolchain under home runs).
+        fs::create_dir_all(w.base.join("home/.rustup")).unwrap();
+        fs::create_dir_all(w.base.join("home/.cargo/bin")).unwrap();
+        fs::copy(&rustup, w.base.join("home/.cargo/bin/rustup")).unwrap();
+        w.own();
+        let path = format!("{}:{PATH}", w.p("home/.cargo/bin"));
+        let line = "rustup set profile minimal && echo set";
+        let (d, profile) = w.approve_once_on(line, &json!({}), &path);
+        assert_eq!(d.decision, Outcome::Allow, "{}", d.reason);
+        let out = w.run_with(&profile, line, &[("RUSTUP_HOME", w.p("home/.rustup")), ("PATH", path.clone())], None);
+        assert!(out.status.success() && text(&out).contains("set"), "{}", text(&out));
+        assert!(fs::read_to_string(w.base.join("home/.rustup/settings.toml")).unwrap().contains("minimal"));
+        // Beside it, the rest of home stays shut.
+        let out = w.run_with(&profile, "echo x > ~/notes.txt", &[], None);
+        assert!(!out.status.success() && !w.base.join("home/notes.txt").exists());
+    });
 }

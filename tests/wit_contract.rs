@@ -109,6 +109,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         fence_grants: vec![rule()],
         folders: vec!["/w/new".into()],
         widened: vec!["w".into()],
+        kept: vec!["/w/a.rs".into()],
         sockets: vec![SocketNeed { daemon: "docker".into(), path: Some("/run/docker.sock".into()), granted: true, sentence: "s".into() }],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
@@ -126,6 +127,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         host_pids: vec![1],
         host_ports: vec![3080],
         folders: vec!["/w/new".into()],
+        kept: vec!["/w/a.rs".into()],
     };
     let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };

@@ -122,6 +122,9 @@ export interface Decision {
   /** The daemons' sockets the line reaches (docker's, the ssh agent's) and
    * whether this call holds each (in `fenceGrants`; on a card, once allowed). */
   sockets?: SocketNeed[];
+  /** Files the call replaces whose content the runner keeps first (`git
+   * restore FILE`): carried into the call's profile (`kept`). */
+  kept?: string[];
 }
 
 /** A daemon's socket a line reaches. */

@@ -324,6 +324,8 @@ struct UnseenJudged {
     call_granted: Option<String>,
     /// The daemons' sockets the line reaches.
     sockets: Vec<crate::api::SocketNeed>,
+    /// Files the runner keeps a copy of before the call replaces them.
+    kept: Vec<String>,
 }
 
 #[inline(never)]
@@ -425,6 +427,42 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 out.unknown.push(Unknown { capability: None, reason: need.sentence.clone(), bounded: need.granted || req.mode == Mode::DangerFullAccess });
                 out.sockets.push(need.public);
             }
+            Unseen::OwnHome { program, capabilities, dir, reason } => {
+                let home = paths::normalize(&req.home);
+                let grantable = hides_nothing && paths::within(dir, &home) && *dir != home;
+                for &cap in capabilities {
+                    let (bounded, open) = bound_in(policy, std::slice::from_ref(dir), cwd, cap, false, host, why_refused, true);
+                    let granted = !bounded && grantable && why_refused.is_none();
+                    if granted {
+                        out.call_granted.get_or_insert_with(|| reason.clone());
+                        call_grant(&mut out.call_grants, dir, cap);
+                    } else if !bounded {
+                        for d in open {
+                            out.program_needs.push((d.clone(), cap, program.clone()));
+                            out.unbounded.push((d, cap));
+                        }
+                    }
+                    out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+                }
+            }
+            Unseen::Kept { program, files, reason } => {
+                let grantable = hides_nothing && files.iter().all(|f| inside_workspace(f, &req.workspace, host) && !f.split('/').any(|c| c == ".git"));
+                for f in files {
+                    if grantable {
+                        out.call_granted.get_or_insert_with(|| reason.clone());
+                        out.call_grants.push(crate::policy::rules::Rule { id: String::new(), path: f.clone(), recursive: false, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
+                        out.kept.push(f.clone());
+                    } else {
+                        out.program_needs.push((f.clone(), Capability::Delete, program.clone()));
+                        out.unbounded.push((f.clone(), Capability::Delete));
+                        let what = format!("`{program}` replaces {f}, whose uncommitted changes would be lost");
+                        if !out.discards.contains(&what) {
+                            out.discards.push(what);
+                        }
+                    }
+                }
+                out.unknown.push(Unknown { capability: Some(Capability::Delete), reason: reason.clone(), bounded: grantable });
+            }
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
@@ -506,7 +544,7 @@ fn conclude(
     host: &dyn Host,
 ) -> Decision {
     let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
-    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, .. } = unseen;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, kept, .. } = unseen;
     let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
@@ -533,6 +571,7 @@ fn conclude(
             folders: Vec::new(),
             widened: Vec::new(),
             sockets: Vec::new(),
+            kept: Vec::new(),
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -555,12 +594,12 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -577,7 +616,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -595,7 +634,7 @@ fn conclude(
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone() }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -727,6 +766,7 @@ fn refuse_unreadable(why: String) -> Decision {
         folders: Vec::new(),
         widened: Vec::new(),
         sockets: Vec::new(),
+        kept: Vec::new(),
     }
 }
 

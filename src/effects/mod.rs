@@ -82,12 +82,17 @@ fn starts_of(out: &mut Analysis, part: &Analysis) {
 /// run none here: `cargo new`/`init` (cargo's own template), a container
 /// client's reporting subcommands (the daemon is asked, given nothing to
 /// run), `ssh -T git@HOST` (the authentication test: no command, no
-/// config naming a program) and `ssh-add`.
+/// config naming a program), rustup managing toolchains, `go get` / `go mod
+/// download` (fetch and verify, build nothing) and `perl -pi` with a plain
+/// substitution.
 fn runs_no_code(program: &str, args: &[Arg]) -> bool {
     match program {
         "cargo" => table::cargo_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
         "docker" | "docker-compose" => daemon::only_reports(program, args),
         "ssh" => tools::ssh_auth_test(args),
+        "rustup" => table::rustup_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
+        "go" => table::go_get_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
+        "perl" => editors::plain_perl_edit(args).is_some(),
         _ => false,
     }
 }

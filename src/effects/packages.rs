@@ -379,9 +379,14 @@ fn rustup(args: &[Arg], sink: &mut Sink, depth: usize) {
             let from = rest.iter().position(|a| !a.text().starts_with('-')).unwrap_or(rest.len());
             sink.start(&rest[from..], depth);
         }
-        "install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "self" | "set" | "override" => {
+        "install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "set" | "override" => {
+            sink.own_home("rustup", ".rustup", &[Create, Write, Delete], "rustup installs toolchains it fetches and checks against their published hashes into its own ~/.rustup, which holds nothing of yours");
+        }
+        "self" => {
             let dir = home(sink, ".rustup");
             under(sink, &dir, &[Create, Write, Delete], "rustup changes its toolchains under ~/.rustup");
+            let bin = home(sink, ".cargo/bin");
+            under(sink, &bin, &[Create, Write, Delete], "rustup self replaces its programs in ~/.cargo/bin");
         }
         _ => {}
     }
@@ -460,9 +465,16 @@ fn go(args: &[Arg], sink: &mut Sink) {
             under(sink, &bin, &[Create, Write, Delete], "go install puts binaries in GOBIN (by default ~/go/bin)");
             under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)");
         }
-        "get" => under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)"),
+        "get" | "mod" if sub == "get" || words.get(1).map(|a| a.text()) == Some("download") => {
+            let why = "go fetches modules into its own module cache (~/go/pkg/mod), each checked against go.sum and the checksum database, and builds nothing";
+            sink.own_home("go", "go/pkg/mod", &[Create, Write, Delete], why);
+            if sub == "get" {
+                for f in ["go.mod", "go.sum"] {
+                    sink.fill(&Arg::Literal(f.into()));
+                }
+            }
+        }
         "mod" => match words.get(1).map(|a| a.text()) {
-            Some("download") => under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)"),
             Some("vendor") => {
                 let dir = value(&["o"]).into_iter().next().unwrap_or(Arg::Literal("vendor".into()));
                 sink.path_with(&dir, create_or_write);

@@ -65,6 +65,15 @@ pub enum Unseen {
     /// hands the agent). `asks`: the user answers every time (a key handed
     /// over, the agent's keys changed), and the grants go with Allow once.
     Socket { daemon: Daemon, program: String, reads: Vec<String>, asks: bool, reason: String },
+    /// A tool's own state under home that only it writes (rustup's
+    /// `~/.rustup`, go's module cache, both checked against hashes when
+    /// fetched): granted for the call when the line shows everything it
+    /// runs, else asked as the program's need.
+    OwnHome { program: String, capabilities: Vec<Capability>, dir: String, reason: String },
+    /// Files a program replaces that the runner keeps a copy of first (`git
+    /// restore FILE`): delete of exactly those entries for the call, when
+    /// the line shows everything it runs, else asked as a discard.
+    Kept { program: String, files: Vec<String>, reason: String },
 }
 
 /// The daemons whose socket a call can be granted (`DecideRequest::sockets`).
@@ -477,6 +486,16 @@ impl Sink<'_, '_> {
         for capability in [Create, Delete] {
             self.out.unseen.push(Unseen::ProgramState { program: program.to_string(), capability, scope: scope.clone(), reason: why.to_string() });
         }
+    }
+
+    /// A tool's own state at `rel` under home (decide/: `OwnHome`); a
+    /// folder the line makes when it is not there yet.
+    pub(super) fn own_home(&mut self, program: &str, rel: &str, capabilities: &[Capability], reason: &str) {
+        let dir = format!("{}/{rel}", self.cx.home.trim_end_matches('/'));
+        if self.cx.host.kind(&dir) == PathKind::Missing && !self.out.folders.contains(&dir) {
+            self.out.folders.push(dir.clone());
+        }
+        self.out.unseen.push(Unseen::OwnHome { program: program.to_string(), capabilities: capabilities.to_vec(), dir, reason: reason.to_string() });
     }
 
     /// A cache `program` regenerates in `dir` (relative to the working

@@ -476,6 +476,22 @@ pub(super) fn cargo_runs_no_code(words: &[&str]) -> bool {
     matches!(words.first(), Some(&("new" | "init"))) && !words.iter().any(|w| w.starts_with("--config") || *w == "-Z" || *w == "-C")
 }
 
+/// rustup managing toolchains (not `run`, which starts a program, nor
+/// `self`, which replaces rustup itself).
+pub(super) fn rustup_runs_no_code(words: &[&str]) -> bool {
+    let sub = words.iter().find(|w| !w.starts_with('-'));
+    matches!(sub, Some(&("install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "set" | "override" | "show" | "check")))
+}
+
+/// `go get` and `go mod download` with plain flags: modules fetched and
+/// verified, nothing built (Go 1.18 on).
+pub(super) fn go_get_runs_no_code(words: &[&str]) -> bool {
+    let plain = |w: &&str| !w.starts_with('-') || matches!(*w, "-u" | "-t" | "-x" | "-v" | "-d" | "-json" | "-u=patch");
+    let subs: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('-')).take(2).collect();
+    let fetches = matches!(subs.as_slice(), ["get", ..] | ["mod", "download"]);
+    fetches && words.iter().all(plain)
+}
+
 /// Every program name the table has a row for (the audit in
 /// `tests/audit/` checks each is listed there).
 pub fn table_names() -> Vec<&'static str> {

@@ -229,3 +229,77 @@ fn reopen_dir(dir: &OwnedFd) -> OwnedFd {
     // SAFETY: a new descriptor.
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
+
+/// At most this many calls' kept copies stay (the oldest go first).
+const KEPT_CALLS: usize = 32;
+/// A file past this size is not copied, and the call is told so.
+const KEPT_MAX_BYTES: u64 = 64 << 20;
+
+/// Copy each file the call will replace (`kept`: `git restore FILE`) into
+/// `$harness_home/dsh-allow-kept/<time>-<pid>/`, which no fenced call may
+/// write, before the fence goes up. Only regular files inside the
+/// workspace, reached with no symbolic link. Returns the lines the call's
+/// standard error gets (where each copy is, or why there is none), and the
+/// files that could not be kept, whose removal the call is then not granted.
+pub fn keep(req: &ProfileRequest) -> (Vec<String>, Vec<String>) {
+    let ws = paths::normalize(&req.workspace);
+    let files: Vec<String> = req.kept.iter().map(|k| paths::normalize(k)).filter(|k| paths::within(k, &ws) && *k != ws).collect();
+    if files.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut not_kept = Vec::new();
+    let root = format!("{}/dsh-allow-kept", paths::normalize(&req.harness_home));
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let dir = format!("{root}/{stamp}-{}", std::process::id());
+    let mut lines = Vec::new();
+    for f in files {
+        let rel = f[ws.len()..].trim_start_matches('/').to_string();
+        let meta = match std::fs::symlink_metadata(&f) {
+            Ok(m) => m,
+            // Nothing there (a deleted file restored): nothing to keep.
+            Err(_) => continue,
+        };
+        if !meta.is_file() || !real_folder(paths::parent(&f)) {
+            lines.push(format!("dsh-allow: {rel} is not a plain file: it was not kept, and the call may not replace it"));
+            not_kept.push(f);
+            continue;
+        }
+        if meta.len() > KEPT_MAX_BYTES {
+            lines.push(format!("dsh-allow: {rel} is larger than {} MiB: it was not kept, and the call may not replace it", KEPT_MAX_BYTES >> 20));
+            not_kept.push(f);
+            continue;
+        }
+        let dest = format!("{dir}/{rel}");
+        let copied = std::fs::create_dir_all(paths::parent(&dest)).and_then(|_| copy_no_follow(&f, &dest));
+        match copied {
+            Ok(()) => lines.push(format!("dsh-allow: kept {rel} as it was before this command, at {dest}")),
+            Err(e) => {
+                lines.push(format!("dsh-allow: could not keep {rel} ({e}): the call may not replace it"));
+                not_kept.push(f);
+            }
+        }
+    }
+    prune_kept(&root);
+    (lines, not_kept)
+}
+
+/// The file at `from` (opened with no link followed) copied to a new `to`.
+fn copy_no_follow(from: &str, to: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut src = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(from)?;
+    let mut dst = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?;
+    std::io::copy(&mut src, &mut dst).map(|_| ())
+}
+
+fn prune_kept(root: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let mut calls: Vec<(std::time::SystemTime, std::path::PathBuf)> =
+        entries.flatten().filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path()))).collect();
+    if calls.len() <= KEPT_CALLS {
+        return;
+    }
+    calls.sort();
+    for (_, p) in &calls[..calls.len() - KEPT_CALLS] {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}

@@ -62,6 +62,16 @@ pub fn main(args: &[String]) -> u8 {
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
     let made = if req.fences() { arrivals::prepare(&mut req) } else { Default::default() };
+    // What the call replaces is copied first (`git restore FILE`); a file
+    // that could not be kept is not granted for removal.
+    #[cfg(target_os = "linux")]
+    if req.fences() {
+        let (lines, not_kept) = arrivals::keep(&req);
+        req.grants.retain(|g| !not_kept.contains(&crate::paths::normalize(&g.path)));
+        for line in lines {
+            eprintln!("{line}");
+        }
+    }
     #[cfg(target_os = "linux")]
     {
         if req.fences() {

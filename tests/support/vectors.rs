@@ -105,6 +105,11 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
             wrong.push(format!("folders {:?}, want {want}", d.folders));
         }
     }
+    if let Some(want) = ex.get("kept") {
+        if &json!(d.kept) != want {
+            wrong.push(format!("kept {:?}, want {want}", d.kept));
+        }
+    }
     if let Some(want) = ex.get("widenedContains").and_then(Value::as_str) {
         if !d.widened.iter().any(|w| w.contains(want)) {
             wrong.push(format!("widened {:?} does not say `{want}`", d.widened));
