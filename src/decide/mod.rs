@@ -417,52 +417,13 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 out.unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
             Unseen::Socket { daemon, program, reads, asks, reason } => {
-                let need = sockets::judge(req, analysis, host, sockets::Need { daemon: *daemon, program, reads, asks: *asks, reason }, &mut out.call_grants);
-                if need.granted && !need.asks {
-                    out.call_granted.get_or_insert_with(|| reason.clone());
-                }
-                if need.asks && out.escape.is_none() {
-                    out.escape = Some((need.sentence.clone(), None));
-                }
-                out.unknown.push(Unknown { capability: None, reason: need.sentence.clone(), bounded: need.granted || req.mode == Mode::DangerFullAccess });
-                out.sockets.push(need.public);
+                let need = sockets::Need { daemon: *daemon, program, reads, asks: *asks, reason };
+                socket(req, analysis, host, need, &mut out);
             }
             Unseen::OwnHome { program, capabilities, dir, reason } => {
-                let home = paths::normalize(&req.home);
-                let grantable = hides_nothing && paths::within(dir, &home) && *dir != home;
-                for &cap in capabilities {
-                    let (bounded, open) = bound_in(policy, std::slice::from_ref(dir), cwd, cap, false, host, why_refused, true);
-                    let granted = !bounded && grantable && why_refused.is_none();
-                    if granted {
-                        out.call_granted.get_or_insert_with(|| reason.clone());
-                        call_grant(&mut out.call_grants, dir, cap);
-                    } else if !bounded {
-                        for d in open {
-                            out.program_needs.push((d.clone(), cap, program.clone()));
-                            out.unbounded.push((d, cap));
-                        }
-                    }
-                    out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
-                }
+                own_home(req, policy, (cwd, host), hides_nothing, (program, capabilities, dir, reason), why_refused, &mut out);
             }
-            Unseen::Kept { program, files, reason } => {
-                let grantable = hides_nothing && files.iter().all(|f| inside_workspace(f, &req.workspace, host) && !f.split('/').any(|c| c == ".git"));
-                for f in files {
-                    if grantable {
-                        out.call_granted.get_or_insert_with(|| reason.clone());
-                        out.call_grants.push(crate::policy::rules::Rule { id: String::new(), path: f.clone(), recursive: false, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
-                        out.kept.push(f.clone());
-                    } else {
-                        out.program_needs.push((f.clone(), Capability::Delete, program.clone()));
-                        out.unbounded.push((f.clone(), Capability::Delete));
-                        let what = format!("`{program}` replaces {f}, whose uncommitted changes would be lost");
-                        if !out.discards.contains(&what) {
-                            out.discards.push(what);
-                        }
-                    }
-                }
-                out.unknown.push(Unknown { capability: Some(Capability::Delete), reason: reason.clone(), bounded: grantable });
-            }
+            Unseen::Kept { program, files, reason } => kept(req, host, hides_nothing, (program, files, reason), &mut out),
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
@@ -479,6 +440,72 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
         }
     }
     out
+}
+
+/// A daemon's socket the line reaches (sockets.rs): granted for the call,
+/// or asked every time with the grant carried by Allow once.
+fn socket(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host, need: sockets::Need, out: &mut UnseenJudged) {
+    let reason = need.reason.to_string();
+    let judged = sockets::judge(req, analysis, host, need, &mut out.call_grants);
+    if judged.granted && !judged.asks {
+        out.call_granted.get_or_insert(reason);
+    }
+    if judged.asks && out.escape.is_none() {
+        out.escape = Some((judged.sentence.clone(), None));
+    }
+    out.unknown.push(Unknown { capability: None, reason: judged.sentence.clone(), bounded: judged.granted || req.mode == Mode::DangerFullAccess });
+    out.sockets.push(judged.public);
+}
+
+/// A tool's own state under home (rustup's, go's module cache): granted
+/// for the call when the line hides nothing, else asked as its need.
+fn own_home(
+    req: &DecideRequest,
+    policy: &Policy,
+    (cwd, host): (&str, &dyn Host),
+    hides_nothing: bool,
+    (program, capabilities, dir, reason): (&str, &[Capability], &String, &String),
+    why_refused: &mut Option<(String, Capability, Why)>,
+    out: &mut UnseenJudged,
+) {
+    let home = paths::normalize(&req.home);
+    let grantable = hides_nothing && paths::within(dir, &home) && *dir != home;
+    for &cap in capabilities {
+        let (bounded, open) = bound_in(policy, std::slice::from_ref(dir), cwd, cap, false, host, why_refused, true);
+        let granted = !bounded && grantable && why_refused.is_none();
+        if granted {
+            out.call_granted.get_or_insert_with(|| reason.clone());
+            call_grant(&mut out.call_grants, dir, cap);
+        } else if !bounded {
+            for d in open {
+                out.program_needs.push((d.clone(), cap, program.to_string()));
+                out.unbounded.push((d, cap));
+            }
+        }
+        out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+    }
+}
+
+/// Files the runner keeps before the call replaces them (`git restore
+/// FILE`): delete of exactly those entries for the call when the line
+/// hides nothing; else the card says what would be lost.
+fn kept(req: &DecideRequest, host: &dyn Host, hides_nothing: bool, (program, files, reason): (&str, &[String], &String), out: &mut UnseenJudged) {
+    let grantable = hides_nothing && files.iter().all(|f| inside_workspace(f, &req.workspace, host) && !f.split('/').any(|c| c == ".git"));
+    for f in files {
+        if grantable {
+            out.call_granted.get_or_insert_with(|| reason.clone());
+            out.call_grants.push(crate::policy::rules::Rule { id: String::new(), path: f.clone(), recursive: false, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
+            out.kept.push(f.clone());
+        } else {
+            out.program_needs.push((f.clone(), Capability::Delete, program.to_string()));
+            out.unbounded.push((f.clone(), Capability::Delete));
+            let what = format!("`{program}` replaces {f}, whose uncommitted changes would be lost");
+            if !out.discards.contains(&what) {
+                out.discards.push(what);
+            }
+        }
+    }
+    out.unknown.push(Unknown { capability: Some(Capability::Delete), reason: reason.clone(), bounded: grantable });
 }
 
 /// A path a program outside the table names (issue 34, families 6 and 7):

@@ -474,13 +474,10 @@ fn go(args: &[Arg], sink: &mut Sink) {
                 }
             }
         }
-        "mod" => match words.get(1).map(|a| a.text()) {
-            Some("vendor") => {
-                let dir = value(&["o"]).into_iter().next().unwrap_or(Arg::Literal("vendor".into()));
-                sink.path_with(&dir, create_or_write);
-            }
-            _ => {}
-        },
+        "mod" if words.get(1).map(|a| a.text()) == Some("vendor") => {
+            let dir = value(&["o"]).into_iter().next().unwrap_or(Arg::Literal("vendor".into()));
+            sink.path_with(&dir, create_or_write);
+        }
         "clean" => {
             if has("cache") || has("testcache") || has("fuzzcache") {
                 let cache = home(sink, ".cache/go-build");

@@ -17,6 +17,7 @@
 //! - for a grant of create alone on a missing path (a `mv` or `ln`
 //!   destination), create — and only create — on the nearest folder that
 //!   exists, for this call (the card says so: decide/arrivals.rs).
+//!
 //! Nothing is made where the call may not create, through a symbolic link,
 //! or in a repository's `.git`.
 //!
@@ -196,7 +197,7 @@ pub fn mkdir_made(made: &Made, target: &str) -> bool {
 /// caller's mode and umask, and remembered as the call's. None: not one of
 /// those (the call's own mkdir runs, and Landlock judges it).
 pub fn mkdir_wanted(made: &Made, target: &super::removals::Target, mode: u32, tid: u32) -> Option<Result<i64, i32>> {
-    if !made.wanted.iter().any(|f| *f == target.real) {
+    if !made.wanted.contains(&target.real) {
         return None;
     }
     let mode = mode & 0o7777 & !umask_of(tid);
