@@ -393,8 +393,9 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // mode, which is not the remedy).
     if (denials.length > 0) {
       const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
-      const feedback = [...content, ...[head, ...denials.map((d) => d.guidance), ...notes].map((text) => ({ type: 'text', text }))]
-      return { kind: 'block', feedback, ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
+      const guidance = denials.map((d, i) => d.capability === undefined && refused[i]?.capability !== undefined ? guidanceFor(refused[i]) : d.guidance)
+      const text = ['', head, ...guidance, ...notes].join('\n')
+      return { kind: 'block', feedback: [...content, { type: 'text', text }], ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
     }
     if (notes.length === 0) return downstream
     return { ...downstream, content: [...content, ...notes.map((text) => ({ type: 'text', text }))] }
@@ -413,6 +414,18 @@ function deniedWhat(d) {
   if (d.door !== undefined) return `${d.door === 'socket' ? 'connect to' : 'signal to'} ${shown(d.path)}`
   const what = d.capability ?? (d.withheld?.length ? d.withheld.join(' or ') : 'an operation')
   return `${what} on ${shown(d.path)}`
+}
+
+/**
+ * The guidance for a refusal whose message named no operation but whose
+ * capability the call's own fence tells (`named`): the core's sentence
+ * (fence/guidance.rs) with that capability.
+ */
+function guidanceFor({ path, capability }) {
+  const target = capability === 'delete' || capability === 'create' ? path.slice(0, path.lastIndexOf('/')) || '/' : path
+  const kind = target === path ? 'file' : 'folder'
+  return `dsh-allow: the kernel fence refused ${capability} on ${shown(path)} — the file-system permissions the user set for this session. ` +
+    `Do not work around it with another command; if it is needed, ask the user, who can grant it with \`/allow add ${capability} ${shown(target)} ${kind}\`.`
 }
 
 /** What a read-only mount refuses. */

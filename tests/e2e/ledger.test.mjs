@@ -1,7 +1,7 @@
-// The audit ledger and the Landlock removal note in a real (headless) DSH
-// process: what the ledger holds after real calls, folded by the core; no
-// secret reaches it; `audit: false` writes nothing; and after an approved
-// `rm -rf build` the folder is gone and the result says who finished it.
+// The audit ledger in a real (headless) DSH process: what the ledger holds
+// after real calls, folded by the core; no secret reaches it; `audit: false`
+// writes nothing; and after an approved `rm -rf build` the folder is gone,
+// removed by the runner within the call, the chain after it running.
 
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
