@@ -5,7 +5,7 @@
 // through DSH's approval service with a reason that begins `dsh-allow: ` and
 // names the operation and path.
 
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
@@ -72,20 +72,6 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
     last = { callId: exec.callId, key, load, d }
     return d
   }
-}
-
-/**
- * Where docker's daemon and the ssh agent listen, from the host's
- * environment: a unix `DOCKER_HOST`, else `/var/run/docker.sock` when it is
- * there; `SSH_AUTH_SOCK`. What the core's `sockets` field wants.
- */
-export function socketsOf(env, exists = existsSync) {
-  const out = {}
-  const docker = env.DOCKER_HOST
-  if (typeof docker === 'string' && docker !== '') out.docker = docker
-  else if (exists('/var/run/docker.sock')) out.docker = '/var/run/docker.sock'
-  if (typeof env.SSH_AUTH_SOCK === 'string' && env.SSH_AUTH_SOCK !== '') out.sshAgent = env.SSH_AUTH_SOCK
-  return out
 }
 
 /** "delete /w/build; create,write /w/out" — what is missing, grouped by path. */

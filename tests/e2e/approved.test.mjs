@@ -70,6 +70,21 @@ describe('the issue\'s table in a real DSH session', { skip: missing ?? (kernel 
     if (python) assert.match(r[6].text, /pip \d+/)
   })
 
+  test('where the kernel carries a grant wider than approved, the card says so first and the ledger keeps it', async () => {
+    mkdirSync(join(world.home, 'links'), { recursive: true })
+    const line = 'ln -s ~/notes2/todo.txt ~/links/todo && echo linked'
+    const run = await runDsh(world, { script: [bash(line)], answers: ['once'] })
+    const [r] = results(run)
+    const [card] = approvals(run)
+    assert.match(card.reason, /does not exist yet and the kernel can only name what exists: this one command may also create other entries in `~\/links`/, card.reason)
+    assert.equal(r.isError, false, r.text)
+    assert.match(r.text, /linked/)
+    const ledger = readFileSync(join(world.dshHome, 'dsh-allow-audit.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const mine = ledger.filter((l) => l.callId === r.callId)
+    assert.ok(mine.some((l) => l.kind === 'decision' && l.widened?.some((w) => w.includes('~/links'))), JSON.stringify(mine))
+    assert.ok(mine.some((l) => l.kind === 'answer' && l.widened?.length === 1), JSON.stringify(mine))
+  })
+
   test('a kernel refusal is an error for the model that names what was refused and what would grant it', async () => {
     writeFileSync(join(world.ws, 'keep.txt'), 'mine\n')
     const run = await runDsh(world, { script: [bash('rm -f keep.txt; python3 -c \'import os; os.remove("keep.txt")\'; echo after')], answers: ['reject'] })
