@@ -717,3 +717,15 @@ fn rustup_changes_its_own_home_with_no_card() {
         assert!(!out.status.success() && !w.base.join("home/notes.txt").exists());
     });
 }
+
+#[test]
+fn a_read_only_session_gets_no_folder_made_for_it() {
+    for_each_user("read-only", |w| {
+        w.own();
+        let mut profile = w.plain();
+        profile["mode"] = json!("read-only");
+        profile["folders"] = json!([w.p("ws/made")]);
+        let out = w.run(&profile, "mkdir made");
+        assert!(!out.status.success() && !w.base.join("ws/made").exists(), "{}", text(&out));
+    });
+}

@@ -88,8 +88,9 @@ fn identity(path: &str) -> Option<Identity> {
 pub fn prepare(req: &mut ProfileRequest) -> Made {
     let mut made = Made::default();
     let may_create = |p: &str, req: &ProfileRequest| {
-        let inside = paths::within(p, &paths::normalize(&req.workspace))
-            || req.grants.iter().chain(&req.rules).any(|r| r.access.grants(Capability::Create) && paths::within(p, &paths::normalize(&r.path)));
+        // The workspace grants create only in a workspace-write session.
+        let in_workspace = req.mode == crate::api::Mode::WorkspaceWrite && paths::within(p, &paths::normalize(&req.workspace));
+        let inside = in_workspace || req.grants.iter().chain(&req.rules).any(|r| r.access.grants(Capability::Create) && paths::within(p, &paths::normalize(&r.path)));
         inside && !p.split('/').any(|c| c == ".git") && !req.protected_files.iter().any(|f| paths::within(p, &paths::normalize(f)))
     };
     let ws = paths::normalize(&req.workspace);
