@@ -729,3 +729,16 @@ fn a_read_only_session_gets_no_folder_made_for_it() {
         assert!(!out.status.success() && !w.base.join("ws/made").exists(), "{}", text(&out));
     });
 }
+
+#[test]
+fn a_read_only_session_removes_nothing_whatever_its_profile_grants() {
+    for_each_user("read-only-rm", |w| {
+        w.write("ws/out.md", "# out\n");
+        w.own();
+        let mut profile = w.plain();
+        profile["mode"] = json!("read-only");
+        profile["grants"] = json!([{ "id": "g", "path": w.p("ws/out.md"), "recursive": false, "access": { "delete": true } }]);
+        let out = w.run(&profile, "rm out.md");
+        assert!(!out.status.success() && w.base.join("ws/out.md").exists(), "{}", text(&out));
+    });
+}

@@ -87,6 +87,10 @@ fn identity(path: &str) -> Option<Identity> {
 /// into create on their nearest existing folder. `req.grants` changes.
 pub fn prepare(req: &mut ProfileRequest) -> Made {
     let mut made = Made::default();
+    // A read-only session is made nothing, whatever its rules say.
+    if req.mode != crate::api::Mode::WorkspaceWrite {
+        return made;
+    }
     let may_create = |p: &str, req: &ProfileRequest| {
         // The workspace grants create only in a workspace-write session.
         let in_workspace = req.mode == crate::api::Mode::WorkspaceWrite && paths::within(p, &paths::normalize(&req.workspace));

@@ -43,9 +43,15 @@ impl Removals {
     /// From the profile: explicit rules and grants with delete (not the
     /// baseline's tool state, whose folders a tool empties but rarely
     /// removes, so ordinary calls pay nothing), less `.git` folders, the
-    /// workspace itself and protected paths.
+    /// workspace itself and protected paths. None in a session that is not
+    /// workspace-write.
     pub fn of(req: &ProfileRequest) -> Removals {
         use crate::policy::capability::Capability::{Create, Delete};
+        // A read-only session changes nothing, whatever its rules say (the
+        // fence drops their writes too).
+        if req.mode != crate::api::Mode::WorkspaceWrite {
+            return Removals::default();
+        }
         let ws = paths::normalize(&req.workspace);
         let mut shut: Vec<String> = req.protected_files.iter().map(|p| paths::normalize(p)).collect();
         shut.extend(req.repository_surfaces());
