@@ -64,12 +64,14 @@ export function approvalListener({ asks, grants, ledger, review }) {
     } finally {
       ask.state = 'answered'
       // A command grant that matched still carries its roots into the profile.
-      if (outcome === 'allowed-once') grants.bind(ask.callId, [...(ask.carried ?? []), ...onceRules(ask.callId, ask.proposals, new Date().toISOString())])
+      if (outcome === 'allowed-once') grants.bind(ask.callId, [...(ask.carried ?? []), ...onceRules(ask.callId, ask.proposals, new Date().toISOString())], ask.folders ?? [], ask.kept ?? [])
       else grants.release(ask.callId)
       if (human) {
         ledger.append({
           kind: 'human', time: new Date().toISOString(), sessionId: ask.sessionId, callId: ask.callId,
           tool: req.toolName, command: ask.command, outcome, always: ask.always,
+          // Allowed once, the kernel carries this wider than the card's paths (said on the card).
+          widened: outcome === 'allowed-once' && ask.widened?.length ? ask.widened : undefined,
         })
       }
     }

@@ -49,8 +49,12 @@ export function makePlanner({ platform, fence, runner, fenceCache, profiles, pro
         // By file (profiles.js): one argument caps at 128 KiB, ~1,000 rules.
         argv: runnerArgv(runner, profile, argv, { fenceCache, profileFile: profiles?.forProfile(profile) }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
-        // EROFS: the runner's read-only tree outside the writable roots.
-        denialSignatures: ['permission denied', 'operation not permitted', 'read-only file system'],
+        // None: the gate's tools/post-execute reads the kernel's refusals
+        // itself (which path, which capability, what grants it) and marks
+        // the call an error. With signatures DSH would flag any failing
+        // command whose stderr says "permission denied" and tell the model to
+        // retry under a wider sandbox mode, which is not the remedy.
+        denialSignatures: [],
         runnerFailureRules: [{ allowedExitCodes: RUNNER_FAILURE_EXITS, fatalSignatures: [RUNNER_FAILURE_PREFIX] }],
       }
     }
@@ -63,8 +67,8 @@ export function makePlanner({ platform, fence, runner, fenceCache, profiles, pro
       return {
         argv: seatbeltArgv(sbpl, argv, { sandboxExec }),
         enforcement: status.enforcement === 'full' ? 'full' : 'partial',
-        // Seatbelt refuses with EPERM; EACCES is the file's own mode.
-        denialSignatures: ['operation not permitted'],
+        // None, as on Linux: the gate names Seatbelt's EPERM refusals itself.
+        denialSignatures: [],
         // sandbox-exec names itself when it cannot parse or apply the profile.
         runnerFailureRules: [{ fatalSignatures: [SEATBELT_FAILURE_PREFIX] }],
       }

@@ -5,11 +5,10 @@
 // through DSH's approval service with a reason that begins `dsh-allow: ` and
 // names the operation and path.
 
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { expandHomePath } from '@deepseek-ai/dsh-home-paths'
 import { nodeHost } from './core.js'
-import { completeRemovals, pendingRemovals } from './removal.js'
 import { persistenceOf } from './fence.js'
 import { lostRecordText } from './ledger.js'
 import { shown } from './text.js'
@@ -61,6 +60,9 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       protectedFiles: protectedFiles(),
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
       persistence: persistenceOf(fence.current()),
+      // The daemons' sockets this host reaches: a line that only asks one
+      // (docker ps, ssh -T git@host) is granted that socket for the call.
+      sockets: settings.sockets?.() ?? {},
     }
     // The stored rules by identity (the store hands out one frozen load per
     // version of the file): the JSON of 10,000 rules costs ~4 ms a call.
@@ -91,6 +93,8 @@ export function promptReason(decision, load, workspaceNote) {
   const named = describeEffects(decision.missing ?? [])
   let reason = `dsh-allow: ${named || decision.reason || 'this command needs a permission that is not granted'}`
   if (named && decision.reason) reason += ` (${decision.reason})`
+  // Where the kernel cannot carry exactly this grant, the card says what it carries instead.
+  for (const w of decision.widened ?? []) reason += ` — Allow once: ${w}`
   if (load.error !== undefined) reason += ` — the rules file ${load.file ?? ''} cannot be used (${load.error}), so every call asks`
   if (workspaceNote) reason += ` — ${workspaceNote}`
   return shown(reason)
@@ -177,6 +181,8 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     unknown: d?.decision?.unknown, fenced: (d?.request?.fence ?? []).length > 0,
     // The fold reads the grant's name; only an allow is the grant's doing.
     rules: decidedRules(d), commandGrant: outcome === 'allow' ? d?.decision?.commandGrant?.name : undefined,
+    // What the kernel will carry wider than granted (a path not there yet).
+    widened: d?.decision?.widened?.length ? d.decision.widened : undefined,
     rulesError: d?.load?.error, ...extra,
   })
 
@@ -212,9 +218,12 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       return { kind: 'deny', reason: outcome === 'refuse' ? `${refuseReason(d.decision)} ${unrecorded}` : unrecorded }
     }
     // A command grant's roots, and delete in the repository for git's own
-    // lines: both are this call's alone, claimed by its profile.
+    // lines: both are this call's alone, claimed by its profile; so are the
+    // folders its line makes (the runner makes them, or lets the call).
     const carried = [...(d.decision.commandGrant?.rules ?? []), ...(d.decision.fenceGrants ?? [])]
-    if (outcome === 'allow' && carried.length > 0 && sessionId !== undefined) return runCarrying(exec, next, carried)
+    const folders = d.decision.folders ?? []
+    const kept = d.decision.kept ?? []
+    if (outcome === 'allow' && (carried.length > 0 || folders.length > 0 || kept.length > 0) && sessionId !== undefined) return runCarrying(exec, next, carried, folders, kept)
     if (outcome !== 'prompt') grants.release(exec.callId)
     if (outcome === 'refuse') return { kind: 'deny', reason: refuseReason(d.decision) }
     if (outcome === 'allow') return next()
@@ -225,7 +234,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       callId: exec.callId, sessionId, command, reason, cwd: d.request.cwd, mode: d.mode,
       workspace: d.request.workspace, home: d.request.home,
       missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
-      carried,
+      carried, folders, kept, widened: d.decision.widened ?? [],
     })
     let downstream
     try {
@@ -249,9 +258,9 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
    * command line for the kernel profile, released in post-execute. The call
    * keeps its session's turn meanwhile, so no other call can claim them.
    */
-  async function runCarrying(exec, next, carried) {
+  async function runCarrying(exec, next, carried, folders = [], kept = []) {
     grants.hold(exec.agent.session.id, exec.callId, exec.arguments.command)
-    grants.bind(exec.callId, carried)
+    grants.bind(exec.callId, carried, folders, kept)
     let downstream
     try {
       downstream = await next()
@@ -333,32 +342,25 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // Any tool may have moved files: the host forgets the folders it
     // resolved, so the next decision looks at the disk as it is now.
     invalidate?.()
-    let notes = []
+    const notes = []
+    let denials = []
+    let refused = []
     if (SHELL_TOOLS.has(exec.name) && !result.isError) {
       const fenced = (fence.current()?.level ?? 'off') !== 'off'
       const ran = ranUnder.get(exec.callId)
-      const removals = pendingRemovals(ran, result.value, { platform, fenced })
-      notes = completeRemovals(removals)
-      // A removal finished here was the kernel's refusal undone, not a denial.
-      const finished = new Set(removals.filter((r) => !existsSync(r.path)).map((r) => r.path))
       // A kernel denial becomes guidance: the missing capability, where, and
       // the narrowest /allow add, instead of a bare "Permission denied".
       if (fenced && ran !== undefined && explainDenials !== undefined) {
         const stderr = result.value?.stderr?.text ?? ''
-        let denials = []
         try {
           denials = explainDenials(stderr, ran.request.cwd, ran.request.home)
-            .filter((d) => !(d.capability === 'delete' && finished.has(d.path)))
-          for (const d of denials) notes.push(d.guidance)
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
         }
         // The ledger says what the kernel did, not only what was decided.
         if (denials.length > 0) {
-          ledger.append({
-            kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId,
-            denied: denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path))),
-          })
+          refused = denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path)))
+          ledger.append({ kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId, denied: refused })
         }
       }
     }
@@ -369,8 +371,19 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     }
     settle(exec)
     const downstream = await next()
-    if (notes.length === 0 || downstream?.kind !== 'accept' || Object.hasOwn(downstream, 'value')) return downstream
+    if (downstream?.kind !== 'accept' || Object.hasOwn(downstream, 'value')) return downstream
     const content = downstream.content ?? result.content ?? []
+    // The kernel refused part of the call: the model is told which (path,
+    // capability) and what would grant it, and the call is an error (the
+    // host's own result would say it succeeded, or point at a wider sandbox
+    // mode, which is not the remedy).
+    if (denials.length > 0) {
+      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
+      const guidance = denials.map((d, i) => d.capability === undefined && refused[i]?.capability !== undefined ? guidanceFor(refused[i]) : d.guidance)
+      const text = ['', head, ...guidance, ...notes].join('\n')
+      return { kind: 'block', feedback: [...content, { type: 'text', text }], ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
+    }
+    if (notes.length === 0) return downstream
     return { ...downstream, content: [...content, ...notes.map((text) => ({ type: 'text', text }))] }
   }
 
@@ -380,6 +393,25 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     postExecute,
     onResult: (exec) => settle(exec),
   }
+}
+
+/** "delete build/x", "connect /run/x.sock": one refusal in a few words. */
+function deniedWhat(d) {
+  if (d.door !== undefined) return `${d.door === 'socket' ? 'connect to' : 'signal to'} ${shown(d.path)}`
+  const what = d.capability ?? (d.withheld?.length ? d.withheld.join(' or ') : 'an operation')
+  return `${what} on ${shown(d.path)}`
+}
+
+/**
+ * The guidance for a refusal whose message named no operation but whose
+ * capability the call's own fence tells (`named`): the core's sentence
+ * (fence/guidance.rs) with that capability.
+ */
+function guidanceFor({ path, capability }) {
+  const target = capability === 'delete' || capability === 'create' ? path.slice(0, path.lastIndexOf('/')) || '/' : path
+  const kind = target === path ? 'file' : 'folder'
+  return `dsh-allow: the kernel fence refused ${capability} on ${shown(path)} — the file-system permissions the user set for this session. ` +
+    `Do not work around it with another command; if it is needed, ask the user, who can grant it with \`/allow add ${capability} ${shown(target)} ${kind}\`.`
 }
 
 /** What a read-only mount refuses. */

@@ -43,7 +43,7 @@ export class GrantStore {
   take(sessionId, callId) {
     let settle
     const settled = new Promise((resolve) => { settle = resolve })
-    const slot = { sessionId, callId, command: undefined, rules: [], claimed: false, settled, settle, timer: undefined }
+    const slot = { sessionId, callId, command: undefined, rules: [], folders: [], kept: [], claimed: false, settled, settle, timer: undefined }
     this.holders.set(sessionId, slot)
     this.slots.set(callId, slot)
     return slot
@@ -65,11 +65,18 @@ export class GrantStore {
     return slot
   }
 
-  /** Attach the approved one-shot rules to the call that holds its session. */
-  bind(callId, rules) {
+  /**
+   * Attach the approved one-shot rules to the call that holds its session,
+   * the folders its line makes (the decision's `folders`: the runner makes
+   * those outside the workspace before the fence) and the files whose
+   * content the runner keeps before the call replaces them (`kept`).
+   */
+  bind(callId, rules, folders = [], kept = []) {
     const slot = this.slots.get(callId)
     if (slot === undefined) return false
     slot.rules = rules
+    slot.folders = folders
+    slot.kept = kept
     return true
   }
 
@@ -84,10 +91,17 @@ export class GrantStore {
    * the same session (which the turn forbids anyway) gets nothing.
    */
   claim(sessionId, command) {
+    return this.claimCall(sessionId, command).rules
+  }
+
+  /** `claim`, with the folders the call's line makes and the files it keeps: `{ rules, folders, kept }`. */
+  claimCall(sessionId, command) {
     const slot = this.holders.get(sessionId)
-    if (slot === undefined || slot.claimed || slot.command !== command || slot.rules.length === 0) return []
+    const none = { rules: [], folders: [], kept: [] }
+    if (slot === undefined || slot.claimed || slot.command !== command) return none
+    if (slot.rules.length === 0 && slot.folders.length === 0 && slot.kept.length === 0) return none
     slot.claimed = true
-    return slot.rules
+    return { rules: slot.rules, folders: slot.folders, kept: slot.kept }
   }
 
   isHeld(sessionId) {

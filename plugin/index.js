@@ -20,6 +20,7 @@ import { RulesStore } from './store.js'
 import { GrantStore } from './grants.js'
 import { Fence, SANDBOX_EXEC, defaultRunner, persistenceOf } from './fence.js'
 import { makeDecider, makeGate } from './gate.js'
+import { socketsOf } from './sockets.js'
 import { makePlanner, wrapConfine } from './confine.js'
 import { Asks, approvalListener, withProposals } from './approval.js'
 import { allowCommand } from './commands.js'
@@ -50,7 +51,7 @@ export function apply(ctx, rawConfig) {
   // else; a test's stand-in only with testPlatform (resolveConfig checks).
   const sandboxExec = config.sandboxExec ?? SANDBOX_EXEC
   const runner = platform === 'macos' ? sandboxExec : config.runner ?? defaultRunner()
-  const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner }
+  const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner, sockets: () => socketsOf(process.env) }
 
   const store = new RulesStore(config.rulesFile, core)
   const grants = new GrantStore({ ttlMs: config.sessionGrantTtlMs })
@@ -131,13 +132,17 @@ export function apply(ctx, rawConfig) {
       platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
-        const once = command !== undefined && policy.sessionId !== undefined ? grants.claim(policy.sessionId, command) : []
+        const once = command !== undefined && policy.sessionId !== undefined ? grants.claimCall(policy.sessionId, command) : { rules: [], folders: [], kept: [] }
         // A rules file at fault: the gate asks for every call, and the fence
         // keeps the rules last read whole (its denials included).
         const load = store.load()
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once], protectedFiles: protectedFiles(), enforce,
+          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
+          // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.
+          folders: once.folders,
+          // Files whose content the runner keeps before the call replaces them (git restore).
+          kept: once.kept,
           // The runner shuts hooks and git config unless the probe found it cannot.
           persistence: persistenceOf(fence.current()),
           hostPids: hosts.pids(),

@@ -95,6 +95,8 @@ export function ledgerRecord(record, redact) {
       if (record.path !== undefined && line.missing.length === 0) line.missing = [{ path: record.path, capability: 'write' }]
     }
     if (record.commandGrant) line.commandGrant = record.commandGrant
+    // What the kernel carries wider than the card's paths, if allowed once.
+    if (Array.isArray(record.widened) && record.widened.length > 0) line.widened = record.widened.map((w) => redact(String(w)))
     if (bytes > MAX_COMMAND_BYTES) line.commandBytes = bytes
     // Where the call stood, so a reader can show its paths as `build/` or `~/.ssh/…`.
     if (typeof record.workspace === 'string') line.workspace = record.workspace
@@ -132,6 +134,8 @@ export function ledgerRecord(record, redact) {
       // What was stored stays named whatever the card's outcome (a card
       // cancelled after its Always allow stored rules still stored them).
       stored: (record.always ?? []).map(ruleView),
+      // Allowed once, the kernel carried this wider than the card's paths.
+      ...(Array.isArray(record.widened) && record.widened.length > 0 ? { widened: record.widened.map((w) => redact(String(w))) } : {}),
     }
   }
   // A change outside any call: the rules file, a session's mode, the default preset.

@@ -29,7 +29,11 @@ log "wasm32 toolchain path: $wasm_path"
 # for wasm32, which gcc cannot do. chromium + driver run the browser tests.
 # No binaryen: Debian's wasm-opt 108 breaks wasm-bindgen's externref table,
 # so scripts/build.sh runs wasm-pack with --no-opt (nothing to download).
-pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver)
+# python3-venv and virtualenv: the workflow suite makes environments under
+# the fence (tests/workflows.rs; a tool not installed is a loud SKIP);
+# openssh-server: tests/approved.rs runs a stand-in git host for `ssh -T`
+# (its own sshd on a loopback port; the package's service is not started).
+pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver python3-venv virtualenv openssh-server)
 [ "$wasm_path" = debian ] && pkgs+=(rustc-web cargo-web rust-web-src)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -38,8 +42,13 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   log "apt-get install ${missing[*]}"
   as_root apt-get update -qq
-  # With recommends, as in the verified recipe (toolchain.md).
+  # With recommends, as in the verified recipe (toolchain.md). No service a
+  # package ships is started (policy-rc.d 101: openssh-server's sshd).
+  policy=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null && as_root chmod +x "$policy" && own_policy=1; fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  if [ "$own_policy" = 1 ]; then as_root rm -f "$policy"; fi
 else
   log "Debian packages present"
 fi
@@ -85,5 +94,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || { log "node >= 20 required, found $(node --version)"; exit 1; }
+
+# --- 5. Package managers the workflow suite runs under the fence -------------
+# pnpm from the npm registry and uv from PyPI (a wheel holding its binary):
+# small, and each only when missing; a failure leaves the suite to SKIP it.
+if ! command -v pnpm >/dev/null; then
+  log "npm install -g pnpm"
+  npm install -g --no-audit --no-fund --loglevel=error pnpm || log "pnpm could not be installed; its workflow will SKIP"
+fi
+if ! command -v uv >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+  log "pip install uv"
+  python3 -m pip install -q uv 2>/dev/null || log "uv could not be installed; its workflow will SKIP"
+fi
 
 log "done"

@@ -37,6 +37,24 @@ pub struct DecideRequest {
     /// repository asks.
     #[serde(default)]
     pub persistence: Persistence,
+    /// The daemons' sockets this host reaches (the plugin reads them from
+    /// its environment): a line that only asks docker what it has, or
+    /// tests an ssh key, gets write on that one socket for the call.
+    #[serde(default)]
+    pub sockets: Sockets,
+}
+
+/// Where the daemons a call may be granted listen: docker's (`DOCKER_HOST`
+/// when it names a unix socket, else `/var/run/docker.sock` when there is
+/// one) and the ssh agent's (`SSH_AUTH_SOCK`). Absent: none known, and no
+/// call is granted one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Sockets {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_agent: Option<String>,
 }
 
 /// Whether the kernel shuts the persistence surfaces for fenced calls.
@@ -125,6 +143,42 @@ pub struct Decision {
     /// grant; never stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fence_grants: Vec<Rule>,
+    /// Folders the line makes that are not there yet: the call's profile
+    /// carries them (`ProfileRequest::folders`), and the Linux runner makes
+    /// those outside the workspace before the fence so the call's grants
+    /// attach, and lets the call remove what it made inside each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<String>,
+    /// Where the kernel cannot carry exactly what this call is granted (a
+    /// path that does not exist yet), what it carries instead, in plain
+    /// words: the card says it before "Allow once", and the ledger keeps it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widened: Vec<String>,
+    /// The daemons' sockets the line reaches (docker's, the ssh agent's):
+    /// whether this call holds it (in `fenceGrants`; on a card, once
+    /// allowed), for the card and `dsh-allow explain`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<SocketNeed>,
+    /// Files the call replaces whose content the runner keeps first (`git
+    /// restore FILE`): carried into the profile (`ProfileRequest::kept`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+}
+
+/// A daemon's socket a line reaches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SocketNeed {
+    /// `docker` or `ssh-agent`.
+    pub daemon: String,
+    /// The socket, as the host knows it; absent: none known here, so the
+    /// program will not reach its daemon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Granted to this call (on a card: once allowed).
+    pub granted: bool,
+    /// In words, for the card and `explain`.
+    pub sentence: String,
 }
 
 

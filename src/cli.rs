@@ -128,10 +128,24 @@ fn cmd_explain(args: &[String]) -> u8 {
         protected_files,
         fence,
         persistence: if opt("--persistence").as_deref() == Some("shut") { Persistence::Shut } else { Persistence::Open },
+        sockets: sockets_from_env(),
     };
     let d = crate::decide::decide(&req, &FsHost::from_env());
     print!("{}", crate::decide::explain::render(&req, &d));
     0
+}
+
+/// The daemons' sockets as this process's environment names them, as the
+/// plugin reads them from the host's: docker's `DOCKER_HOST` (a unix one),
+/// else `/var/run/docker.sock` when it is there; the ssh agent's
+/// `SSH_AUTH_SOCK`.
+fn sockets_from_env() -> crate::api::Sockets {
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    let docker = match var("DOCKER_HOST") {
+        Some(h) => Some(h),
+        None => std::path::Path::new("/var/run/docker.sock").exists().then(|| "/var/run/docker.sock".to_string()),
+    };
+    crate::api::Sockets { docker, ssh_agent: var("SSH_AUTH_SOCK") }
 }
 
 fn cmd_profile(args: &[String]) -> u8 {

@@ -82,6 +82,7 @@ fn the_fence_of_ten_thousand_rules_grants_each_and_withholds_the_deny() {
         host_pids: vec![],
         host_ports: vec![],
         folders: vec![],
+        kept: vec![],
     };
     // The fence carries folders that exist.
     let mut host = FixtureHost::default();

@@ -62,6 +62,7 @@ fn request(workspace: &str, home: &str, enforce: Enforce, mode: Mode, rules: Vec
         host_pids: vec![],
         host_ports: vec![3080],
         folders: vec![],
+        kept: vec![],
     }
 }
 
@@ -178,6 +179,7 @@ fn vector_profiles(t: &mut Tally) {
                     host_pids: vec![],
         host_ports: vec![3080],
         folders: vec![],
+        kept: vec![],
                 };
                 t.profile(&format!("vector {} ({platform:?}, {enforce:?})", case.name), &req, &case.fixture);
             }

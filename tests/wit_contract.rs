@@ -85,6 +85,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
         fence: vec![Capability::Read],
         persistence: dsh_allow::api::Persistence::Shut,
+        sockets: dsh_allow::api::Sockets { docker: Some("/run/docker.sock".into()), ssh_agent: Some("/tmp/a.sock".into()) },
     };
     let effect = EffectVerdict {
         path: "/w".into(),
@@ -106,6 +107,10 @@ fn samples() -> Vec<(&'static str, Value)> {
         proposals: vec![proposal.clone()],
         command_grant: Some(GrantMatch { id: "c".into(), name: "n".into(), rules: vec![rule()] }),
         fence_grants: vec![rule()],
+        folders: vec!["/w/new".into()],
+        widened: vec!["w".into()],
+        kept: vec!["/w/a.rs".into()],
+        sockets: vec![SocketNeed { daemon: "docker".into(), path: Some("/run/docker.sock".into()), granted: true, sentence: "s".into() }],
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
     let preq = ProfileRequest {
@@ -122,6 +127,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         host_pids: vec![1],
         host_ports: vec![3080],
         folders: vec!["/w/new".into()],
+        kept: vec!["/w/a.rs".into()],
     };
     let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };

@@ -203,6 +203,44 @@ const WORKFLOWS: &[Workflow] = &[
         steps: &[step("npm ci --offline --no-audit --no-fund --loglevel=error"), step("node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'")],
     },
     Workflow {
+        name: "python -m venv",
+        requires: "python3 -m venv --help",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("python3 -m venv .venv"), step(".venv/bin/python -c 'import pip'"), step("python3 -m venv env"), step("env/bin/python -m pip --version")],
+    },
+    Workflow {
+        name: "uv venv",
+        requires: "uv --version",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("uv venv -q"), step(".venv/bin/python -c 'import sys'"), step("uv venv -q env"), step("env/bin/python -c 'import sys'")],
+    },
+    Workflow {
+        name: "virtualenv",
+        requires: "virtualenv --version",
+        files: PY_PKG,
+        scene: &[],
+        steps: &[step("virtualenv -q venv"), step("venv/bin/python -m pip --version")],
+    },
+    Workflow {
+        name: "pnpm install",
+        requires: "pnpm --version",
+        files: NPM_APP,
+        scene: &["cd lib && npm pack --loglevel=error >/dev/null", "printf '{\"name\": \"app\", \"version\": \"1.0.0\", \"private\": true, \"dependencies\": {\"tiny-lib\": \"file:lib/tiny-lib-1.0.0.tgz\"}}' > package.json"],
+        steps: &[step("pnpm install --offline --reporter=silent"), step("node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'")],
+    },
+    Workflow {
+        name: "cargo new",
+        requires: "cargo --version",
+        // A workspace of its own: cargo looks upwards for one, and the scratch
+        // folder lies inside this repository, whose Cargo.toml the fence does
+        // not let the call read (where none exists, the lookup finds nothing).
+        files: &[("Cargo.toml", "[workspace]\nresolver = \"2\"\nmembers = []\n")],
+        scene: &[],
+        steps: &[step("cargo new -q tiny"), step("test -d tiny/.git && test -f tiny/src/main.rs"), step("cargo new -q --lib tiny-lib --vcs none")],
+    },
+    Workflow {
         name: "python compileall",
         requires: "python3 --version",
         files: PY_PKG,
@@ -793,6 +831,8 @@ impl Tree {
         grants.extend(d.fence_grants.iter().map(|r| serde_json::to_value(r).unwrap()));
         grants.extend(once.iter().cloned());
         profile["grants"] = Value::Array(grants);
+        // The folders the line makes, as the plugin carries them (runner/arrivals.rs).
+        profile["folders"] = json!(d.folders);
         let profile = profile.to_string();
         self.command("timeout")
             .args(["600", BIN, "run", "--profile-json", &profile, "--", "/bin/sh", "-c", script])

@@ -60,6 +60,9 @@ export interface DecideRequest {
   /** Whether that fence shuts the repository's hooks and config (absent:
    * open, so inline code in a repository asks). */
   persistence?: 'shut' | 'open';
+  /** The daemons' sockets this host reaches: docker's (a unix DOCKER_HOST,
+   * else /var/run/docker.sock) and the ssh agent's (SSH_AUTH_SOCK). */
+  sockets?: { docker?: string; sshAgent?: string };
 }
 
 export type RuleInput = Pick<Rule, 'path' | 'access'> & Partial<Rule>;
@@ -109,6 +112,28 @@ export interface Decision {
    * for git's self-guarded operations (checkout, merge, stash…), create and
    * delete beside each file a plain `sed -i` edits; claimed like a one-shot grant. */
   fenceGrants?: Rule[];
+  /** Folders the line makes that are not there yet: carried into the call's
+   * profile (`folders`), so the runner makes those outside the workspace
+   * before the fence and lets the call remove what it made inside them. */
+  folders?: string[];
+  /** What the kernel carries wider than granted (a path that does not exist
+   * yet), in plain words: said on the card and kept in the ledger. */
+  widened?: string[];
+  /** The daemons' sockets the line reaches (docker's, the ssh agent's) and
+   * whether this call holds each (in `fenceGrants`; on a card, once allowed). */
+  sockets?: SocketNeed[];
+  /** Files the call replaces whose content the runner keeps first (`git
+   * restore FILE`): carried into the call's profile (`kept`). */
+  kept?: string[];
+}
+
+/** A daemon's socket a line reaches. */
+export interface SocketNeed {
+  daemon: 'docker' | 'ssh-agent' | string;
+  /** Absent: no socket of that daemon is known here. */
+  path?: string;
+  granted: boolean;
+  sentence: string;
 }
 
 /** A command grant that matched one call. */

@@ -27,6 +27,18 @@ pub fn render(req: &DecideRequest, d: &Decision) -> String {
         Outcome::Refuse => "REFUSE",
     };
     let _ = writeln!(s, "outcome:   {outcome} — {}", d.reason);
+    for n in &d.sockets {
+        let state = match (&n.path, n.granted, d.decision) {
+            (None, _, _) => "no socket known here".to_string(),
+            (Some(p), true, Outcome::Allow) => format!("{p} granted to this call"),
+            (Some(p), true, _) => format!("{p} granted to this call if allowed"),
+            (Some(p), false, _) => format!("{p} not granted"),
+        };
+        let _ = writeln!(s, "  socket   {:<50} {}", n.daemon, state);
+    }
+    for w in &d.widened {
+        let _ = writeln!(s, "  carried wider: {w}");
+    }
     for p in &d.proposals {
         let _ = writeln!(s, "  always allow would store: {} {} {}", p.access.describe(), p.path, if p.recursive { "(folder)" } else { "(file)" });
     }

@@ -3,8 +3,10 @@
 //! What reads a decision afterwards lives here too: the terminal rendering
 //! ([`explain`]) and the auto-reviewer's request and answer ([`review`]).
 
+pub mod arrivals;
 pub mod explain;
 pub mod review;
+mod sockets;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -223,7 +225,13 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
     fence_grants.append(&mut unseen.call_grants);
-    conclude(req, &home, grant, judged, unseen, fence_grants, host)
+    let mut d = conclude(req, &home, grant, judged, unseen, fence_grants, host);
+    if d.decision != Outcome::Refuse {
+        d.folders = analysis.folders.clone();
+        arrivals::baseline_folders(req, &d.folders, &policy, host, &mut d.fence_grants);
+        d.widened = arrivals::widened(req, &d, host);
+    }
+    d
 }
 
 /// A matched command grant, or why one matched but could not be carried.
@@ -314,6 +322,10 @@ struct UnseenJudged {
     discards: Vec<String>,
     /// Why the first self-guarded need granted for the call is safe.
     call_granted: Option<String>,
+    /// The daemons' sockets the line reaches.
+    sockets: Vec<crate::api::SocketNeed>,
+    /// Files the runner keeps a copy of before the call replaces them.
+    kept: Vec<String>,
 }
 
 #[inline(never)]
@@ -404,6 +416,14 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 }
                 out.unknown.push(Unknown { capability: None, reason: reason.clone(), bounded });
             }
+            Unseen::Socket { daemon, program, reads, asks, reason } => {
+                let need = sockets::Need { daemon: *daemon, program, reads, asks: *asks, reason };
+                socket(req, analysis, host, need, &mut out);
+            }
+            Unseen::OwnHome { program, capabilities, dir, reason } => {
+                own_home(req, policy, (cwd, host), hides_nothing, (program, capabilities, dir, reason), why_refused, &mut out);
+            }
+            Unseen::Kept { program, files, reason } => kept(req, host, hides_nothing, (program, files, reason), &mut out),
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
@@ -420,6 +440,72 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
         }
     }
     out
+}
+
+/// A daemon's socket the line reaches (sockets.rs): granted for the call,
+/// or asked every time with the grant carried by Allow once.
+fn socket(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host, need: sockets::Need, out: &mut UnseenJudged) {
+    let reason = need.reason.to_string();
+    let judged = sockets::judge(req, analysis, host, need, &mut out.call_grants);
+    if judged.granted && !judged.asks {
+        out.call_granted.get_or_insert(reason);
+    }
+    if judged.asks && out.escape.is_none() {
+        out.escape = Some((judged.sentence.clone(), None));
+    }
+    out.unknown.push(Unknown { capability: None, reason: judged.sentence.clone(), bounded: judged.granted || req.mode == Mode::DangerFullAccess });
+    out.sockets.push(judged.public);
+}
+
+/// A tool's own state under home (rustup's, go's module cache): granted
+/// for the call when the line hides nothing, else asked as its need.
+fn own_home(
+    req: &DecideRequest,
+    policy: &Policy,
+    (cwd, host): (&str, &dyn Host),
+    hides_nothing: bool,
+    (program, capabilities, dir, reason): (&str, &[Capability], &String, &String),
+    why_refused: &mut Option<(String, Capability, Why)>,
+    out: &mut UnseenJudged,
+) {
+    let home = paths::normalize(&req.home);
+    let grantable = hides_nothing && paths::within(dir, &home) && *dir != home;
+    for &cap in capabilities {
+        let (bounded, open) = bound_in(policy, std::slice::from_ref(dir), cwd, cap, false, host, why_refused, true);
+        let granted = !bounded && grantable && why_refused.is_none();
+        if granted {
+            out.call_granted.get_or_insert_with(|| reason.clone());
+            call_grant(&mut out.call_grants, dir, cap);
+        } else if !bounded {
+            for d in open {
+                out.program_needs.push((d.clone(), cap, program.to_string()));
+                out.unbounded.push((d, cap));
+            }
+        }
+        out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+    }
+}
+
+/// Files the runner keeps before the call replaces them (`git restore
+/// FILE`): delete of exactly those entries for the call when the line
+/// hides nothing; else the card says what would be lost.
+fn kept(req: &DecideRequest, host: &dyn Host, hides_nothing: bool, (program, files, reason): (&str, &[String], &String), out: &mut UnseenJudged) {
+    let grantable = hides_nothing && files.iter().all(|f| inside_workspace(f, &req.workspace, host) && !f.split('/').any(|c| c == ".git"));
+    for f in files {
+        if grantable {
+            out.call_granted.get_or_insert_with(|| reason.clone());
+            out.call_grants.push(crate::policy::rules::Rule { id: String::new(), path: f.clone(), recursive: false, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
+            out.kept.push(f.clone());
+        } else {
+            out.program_needs.push((f.clone(), Capability::Delete, program.to_string()));
+            out.unbounded.push((f.clone(), Capability::Delete));
+            let what = format!("`{program}` replaces {f}, whose uncommitted changes would be lost");
+            if !out.discards.contains(&what) {
+                out.discards.push(what);
+            }
+        }
+    }
+    out.unknown.push(Unknown { capability: Some(Capability::Delete), reason: reason.clone(), bounded: grantable });
 }
 
 /// A path a program outside the table names (issue 34, families 6 and 7):
@@ -485,7 +571,7 @@ fn conclude(
     host: &dyn Host,
 ) -> Decision {
     let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
-    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, .. } = unseen;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, kept, .. } = unseen;
     let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
@@ -509,6 +595,10 @@ fn conclude(
             proposals: Vec::new(),
             command_grant: None,
             fence_grants: Vec::new(),
+            folders: Vec::new(),
+            widened: Vec::new(),
+            sockets: Vec::new(),
+            kept: Vec::new(),
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -531,12 +621,12 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -553,7 +643,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -571,7 +661,7 @@ fn conclude(
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -700,6 +790,10 @@ fn refuse_unreadable(why: String) -> Decision {
         proposals: Vec::new(),
         command_grant: None,
         fence_grants: Vec::new(),
+        folders: Vec::new(),
+        widened: Vec::new(),
+        sockets: Vec::new(),
+        kept: Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 //! whose script is read, not executed.
 
 use super::packages;
-use super::sink::{create_or_write, Sink};
+use super::sink::Sink;
 use super::split::{split, Split};
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::Arg;
@@ -70,6 +70,18 @@ fn python_module<'a>(name: &str, t: &str, after: &'a [Arg]) -> Option<(Arg, &'a 
 /// Interpreters: inline code opaque, a script read.
 #[inline(never)]
 pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
+    // `perl -pi` with a plain substitution runs nothing and opens only the
+    // files it names: its temp file beside each is granted for the call.
+    if name == "perl" {
+        if let Some(files) = super::editors::plain_perl_edit(args) {
+            for f in &files {
+                sink.path(f, Read);
+                sink.path(f, Write);
+                super::editors::replaces_beside(sink, "perl", f);
+            }
+            return;
+        }
+    }
     let inline: &[&str] = match name {
         "node" | "nodejs" | "deno" | "bun" => &["-e", "--eval", "-p", "--print"],
         "perl" | "ruby" => &["-e", "-E"],
@@ -111,7 +123,7 @@ pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
                 Some("pip" | "pip3") => packages::pip(rest, sink),
                 Some("venv" | "virtualenv") => {
                     for dir in split(rest, &["--prompt"]).operands {
-                        sink.path_with(dir, create_or_write);
+                        sink.makes_folder(dir);
                     }
                 }
                 Some("compileall" | "py_compile") => compile_bytecode(name, rest, sink),

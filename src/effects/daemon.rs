@@ -6,7 +6,7 @@
 //! to build or a folder to mount, and is asked every time unless the user
 //! stored a command grant for the client.
 
-use super::sink::{Sink, Unseen};
+use super::sink::{Daemon, Sink, Unseen};
 use crate::shell::parse::Arg;
 
 /// Global options of the clients that take a value.
@@ -28,9 +28,40 @@ const COMPOSE_READS: &[&str] = &["ps", "logs", "config", "ls", "images", "top", 
 /// `NAME [globals] SUB …`: nothing when SUB only reports, else the command
 /// escapes to the daemon (a command grant for NAME may carry the user's trust).
 pub(super) fn client(name: &str, args: &[Arg], sink: &mut Sink) {
+    let program = crate::paths::file_name(name);
+    if !reports(name, args) {
+        sink.out.unseen.push(Unseen::Escapes {
+            program: Some(program.to_string()),
+            reason: format!(
+                "{program} hands this to its daemon, which runs containers, builds and mounts outside this process tree: no fence of this call reaches what the daemon runs"
+            ),
+        });
+        return;
+    }
+    // docker's own daemon, only asked: its socket for this call (the line
+    // names no other daemon: no -H/--host, -c/--context).
+    if only_reports(name, args) {
+        let reason = format!("{program} only asks the docker daemon what it has; the daemon is given nothing to run or mount");
+        sink.out.unseen.push(Unseen::Socket { daemon: Daemon::Docker, program: program.to_string(), reads: Vec::new(), asks: false, reason });
+    }
+}
+
+/// docker (or docker-compose) asking the default daemon what it has.
+pub(super) fn only_reports(name: &str, args: &[Arg]) -> bool {
+    let base = crate::paths::file_name(name);
+    let elsewhere = args
+        .iter()
+        .map(Arg::text)
+        .take_while(|t| t.starts_with('-'))
+        .any(|t| matches!(t, "-H" | "--host" | "-c" | "--context") || t.starts_with("--host=") || t.starts_with("--context="));
+    matches!(base, "docker" | "docker-compose") && !elsewhere && args.iter().all(|a| a.literal().is_some()) && reports(name, args)
+}
+
+/// Whether the subcommand only reports what the daemon has.
+fn reports(name: &str, args: &[Arg]) -> bool {
     let compose_binary = name.ends_with("-compose");
     let (words, i) = past_options(args, if compose_binary { COMPOSE_VALUES } else { GLOBAL_VALUES });
-    let reads = match words.get(i).map(String::as_str) {
+    match words.get(i).map(String::as_str) {
         _ if compose_binary => compose_reads(&words[i..]),
         Some("compose") => {
             let (rest, j) = past_options(&args[i + 1..], COMPOSE_VALUES);
@@ -42,15 +73,6 @@ pub(super) fn client(name: &str, args: &[Arg], sink: &mut Sink) {
         }
         Some(sub) => READS.contains(&sub) || matches!(sub, "--version" | "-v" | "help" | "--help"),
         None => true,
-    };
-    if !reads {
-        let program = crate::paths::file_name(name);
-        sink.out.unseen.push(Unseen::Escapes {
-            program: Some(program.to_string()),
-            reason: format!(
-                "{program} hands this to its daemon, which runs containers, builds and mounts outside this process tree: no fence of this call reaches what the daemon runs"
-            ),
-        });
     }
 }
 

@@ -79,7 +79,7 @@ pub(super) fn ed(name: &str, s: &Split, sink: &mut Sink) {
 /// sed's temp file beside `file`, renamed over it: create and delete in
 /// its folder. A plain script touches nothing else, so this is granted for
 /// the call when the line hides nothing.
-fn replaces_beside(sink: &mut Sink, program: &str, file: &Arg) {
+pub(super) fn replaces_beside(sink: &mut Sink, program: &str, file: &Arg) {
     let Arg::Literal(f) = file else { return };
     let dir = match f.rfind('/') {
         Some(0) => "/".to_string(),
@@ -217,4 +217,99 @@ fn vim_command_is_plain(line: &str) -> bool {
             _ => false,
         }
     })
+}
+
+/// `perl -pi -e SCRIPT FILES` (`-0pi`, `-0777 -pi`, `-i.bak -pe`…) whose
+/// script is only substitutions (`s/PAT/REPL/FLAGS`) and transliterations
+/// (`tr/A/B/`, `y///`), with no `e` flag (which evaluates the replacement),
+/// no code blocks or interpolated expressions (`(?{…})`, `@{[…]}`,
+/// `${…}`), no variable but the match's own (`$1`, `$&`): it runs nothing
+/// and opens only the files the line names. The files it edits, or None.
+pub(super) fn plain_perl_edit(args: &[Arg]) -> Option<Vec<Arg>> {
+    let mut in_place = false;
+    let mut prints = false;
+    let mut scripts = Vec::new();
+    let mut files = Vec::new();
+    let mut i = 0;
+    let mut operands = false;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let t = a.literal()?;
+        if operands || !t.starts_with('-') || t == "-" {
+            operands = true;
+            files.push(a.clone());
+            continue;
+        }
+        if t == "--" {
+            operands = true;
+            continue;
+        }
+        let mut rest = &t[1..];
+        while let Some(c) = rest.chars().next() {
+            rest = &rest[1..];
+            match c {
+                'p' => prints = true,
+                'l' | 'w' | 'n' => {}
+                '0' => rest = rest.trim_start_matches(|d: char| d.is_ascii_digit()),
+                // -i[SUFFIX]: the rest of the word names the backup.
+                'i' => {
+                    in_place = true;
+                    if !rest.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-')) {
+                        return None;
+                    }
+                    rest = "";
+                }
+                'e' | 'E' if rest.is_empty() => {
+                    scripts.push(args.get(i)?.literal()?.to_string());
+                    i += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (in_place && prints && !scripts.is_empty() && !files.is_empty() && scripts.iter().all(|s| plain_perl_script(s))).then_some(files)
+}
+
+fn plain_perl_script(script: &str) -> bool {
+    let statements: Vec<&str> = script.split(';').map(str::trim).filter(|s| !s.is_empty()).collect();
+    !statements.is_empty() && statements.iter().all(|s| plain_perl_statement(s))
+}
+
+/// One `s///`, `tr///` or `y///` with plain parts and harmless flags.
+fn plain_perl_statement(s: &str) -> bool {
+    let (body, parts_flags): (&str, &str) = if let Some(b) = s.strip_prefix("tr") {
+        (b, "cdsr")
+    } else if let Some(b) = s.strip_prefix('y').or_else(|| s.strip_prefix('s')) {
+        (b, if s.starts_with('s') { "gimsxr" } else { "cdsr" })
+    } else {
+        return false;
+    };
+    let Some(delim) = body.chars().next() else { return false };
+    if !"/|#,!:%~".contains(delim) {
+        return false;
+    }
+    let mut parts = vec![String::new()];
+    let mut escaped = false;
+    for c in body[delim.len_utf8()..].chars() {
+        match c {
+            _ if escaped => {
+                parts.last_mut().unwrap().push('\\');
+                parts.last_mut().unwrap().push(c);
+                escaped = false;
+            }
+            '\\' => escaped = true,
+            _ if c == delim => parts.push(String::new()),
+            _ => parts.last_mut().unwrap().push(c),
+        }
+    }
+    if parts.len() != 3 || escaped {
+        return false;
+    }
+    let (pat, repl, flags) = (&parts[0], &parts[1], &parts[2]);
+    let code = |p: &str| p.contains('@') || p.contains("(?{") || p.contains("(??{") || p.contains("${") || p.contains("$(") || p.contains("\\N{");
+    // A `$` in the pattern anchors (end, before `)` or `|`); in the
+    // replacement only the match's groups and `$&`.
+    let pat_dollars_ok = pat.match_indices('$').all(|(at, _)| matches!(pat[at + 1..].chars().next(), None | Some(')' | '|')));
+    let repl_dollars_ok = repl.match_indices('$').all(|(at, _)| matches!(repl[at + 1..].chars().next(), Some('0'..='9' | '&')));
+    flags.chars().all(|f| parts_flags.contains(f)) && !code(pat) && !code(repl) && pat_dollars_ok && repl_dollars_ok
 }

@@ -29,7 +29,7 @@ pub(super) fn rewrites(sub: &str, rest: &[Arg], sink: &mut Sink) {
         "switch" if has(&["-f", "--force", "--discard-changes", "-m", "--merge"]) => Kind::Discards("uncommitted changes"),
         "switch" => Kind::Guarded,
         "restore" if has(&["--staged", "-S"]) && !has(&["--worktree", "-W"]) => Kind::None,
-        "restore" => Kind::Discards("uncommitted changes"),
+        "restore" => return restore(rest, sink),
         "reset" if has(&["--hard"]) => Kind::Discards("uncommitted changes"),
         // `--keep` and `--merge` abort when a file they would change has local changes.
         "reset" if has(&["--keep", "--merge"]) => Kind::Guarded,
@@ -101,6 +101,44 @@ fn checkout(rest: &[Arg], sink: &Sink) -> Kind {
         // `checkout -b NEW START` names no path; `checkout TREE PATHS…` does.
         [_, ..] if new_branch => Kind::Asked,
         _ => Kind::Discards("uncommitted changes"),
+    }
+}
+
+/// `git restore [-W] [-q] [-s TREE] [--] FILE…` of files (not folders,
+/// globs or `.`): each file's content is kept by the runner before git
+/// replaces it (decide/: `Kept`), so nothing is lost; anything else
+/// discards changes and asks.
+fn restore(rest: &[Arg], sink: &mut Sink) {
+    let s = split(rest, &["-s", "--source"]);
+    let plain_options = rest.iter().map(Arg::text).take_while(|t| *t != "--").filter(|t| t.starts_with('-')).all(|t| {
+        matches!(t, "-W" | "--worktree" | "-q" | "--quiet" | "-s" | "--source" | "--no-progress" | "--ignore-unmerged") || t.starts_with("--source=")
+    });
+    let files: Option<Vec<String>> = s
+        .operands
+        .iter()
+        .map(|a| {
+            let t = a.literal()?;
+            let plain = !t.is_empty() && t != "." && !t.ends_with('/') && !t.contains(['*', '?', '[', ':']);
+            let dirs = sink.dirs()?;
+            let [d] = dirs.as_slice() else { return None };
+            let p = paths::absolute(d, t, sink.cx.home);
+            (plain && sink.cx.host.kind(&p) != PathKind::Dir).then_some(p)
+        })
+        .collect();
+    match files {
+        Some(files) if plain_options && !files.is_empty() => {
+            for f in &files {
+                sink.path_with(&Arg::Literal(f.clone()), super::sink::create_or_write);
+            }
+            let reason = "git restore replaces the files it names with their committed content, and the runner keeps a copy of each as it was first".to_string();
+            sink.out.unseen.push(Unseen::Kept { program: "git".into(), files, reason });
+        }
+        _ => {
+            let scope = worktree(sink);
+            let what = format!("`git restore` discards uncommitted changes in {}", scope.join(", "));
+            asked(sink, &what);
+            sink.out.discards.push(what);
+        }
     }
 }
 

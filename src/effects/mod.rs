@@ -14,7 +14,7 @@ use crate::paths;
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 
-pub use sink::{Analysis, Context, Effect, MadeLink, Unseen};
+pub use sink::{Analysis, Context, Daemon, Effect, MadeLink, Unseen};
 pub use table::table_names;
 use sink::{Fold, Sink, Start, Started};
 use split::{split, Split};
@@ -76,6 +76,25 @@ fn starts_of(out: &mut Analysis, part: &Analysis) {
     out.runs_git |= part.runs_git;
     out.configures_code |= part.configures_code;
     out.discards.extend(part.discards.iter().cloned());
+}
+
+/// Lines of programs that otherwise run code their text does not show which
+/// run none here: `cargo new`/`init` (cargo's own template), a container
+/// client's reporting subcommands (the daemon is asked, given nothing to
+/// run), `ssh -T git@HOST` (the authentication test: no command, no
+/// config naming a program), rustup managing toolchains, `go get` / `go mod
+/// download` (fetch and verify, build nothing) and `perl -pi` with a plain
+/// substitution.
+fn runs_no_code(program: &str, args: &[Arg]) -> bool {
+    match program {
+        "cargo" => table::cargo_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
+        "docker" | "docker-compose" => daemon::only_reports(program, args),
+        "ssh" => tools::ssh_auth_test(args),
+        "rustup" => table::rustup_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
+        "go" => table::go_get_runs_no_code(&args.iter().map(Arg::text).collect::<Vec<_>>()),
+        "perl" => editors::plain_perl_edit(args).is_some(),
+        _ => false,
+    }
 }
 
 /// `analyse` adding to `out`.
@@ -154,7 +173,7 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
         execute(name, cwd, cx, out);
     }
     // A program named by a path may be anything (`./cat` is not cat).
-    let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()));
+    let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()) || runs_no_code(base, &argv[1..]));
     out.runs_code |= !known;
     let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
     if words.iter().any(|w| table::DAEMON_SOCKETS.iter().any(|s| w.contains(s))) {
@@ -393,6 +412,7 @@ fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, de
         Role::Escapes(why) => sink.out.unseen.push(Unseen::Escapes { program: None, reason: why.to_string() }),
         Role::Daemon => daemon::client(name, args, sink),
         Role::RemoteShell => tools::remote_shell(args, sink),
+        Role::SshAdd => tools::ssh_add(args, sink),
         Role::Compiler => tools::compiler(name, args, sink),
         Role::Sqlite => tools::sqlite(args, sink),
         Role::SshKeygen => tools::ssh_keygen(args, sink),

@@ -23,6 +23,16 @@ pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: 
             sink.opaque("pipx installs and runs applications in environments it chooses".into());
         }
         "uv" => uv(args, sink),
+        "virtualenv" => {
+            // `virtualenv DIR`: a new environment, seeded from wheels it ships.
+            let s = split(args, &["-p", "--python", "--prompt", "--seeder", "--activators", "--creator", "--app-data", "--extra-search-dir", "--pip", "--setuptools", "--wheel", "--discovery", "--read-only-app-data", "--copies"]);
+            if !s.values(&["--app-data", "--extra-search-dir"]).is_empty() {
+                sink.opaque("virtualenv seeds from a folder the line names, whose wheels run code".into());
+            }
+            for dir in &s.operands {
+                sink.makes_folder(dir);
+            }
+        }
         "cargo" => cargo(args, sink),
         "rustup" => rustup(args, sink, depth),
         "go" => go(args, sink),
@@ -157,6 +167,16 @@ fn project_install(name: &str, sink: &mut Sink) {
     for file in ["package.json", lock] {
         sink.fill(&Arg::Literal(file.into()));
     }
+    // pnpm's store and metadata cache (package caches of the baseline):
+    // made first when missing, since the fence attaches only to what exists.
+    if name == "pnpm" {
+        for cache in [".local/share/pnpm/store", ".cache/pnpm"] {
+            sink.makes_folder(&home(sink, cache));
+        }
+        // pnpm writes its lockfile to a temp file and renames it into place:
+        // that one entry, for this call (runner/removals.rs).
+        sink.regenerable("pnpm", &[Delete], lock, "pnpm replaces its own lockfile through a temp file (it writes it again from package.json)");
+    }
 }
 
 /// pip / pip3 (and `python -m pip`).
@@ -237,7 +257,10 @@ fn uv(args: &[Arg], sink: &mut Sink) {
     match words.first().copied().unwrap_or("") {
         "venv" => {
             let dir = s.operands.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal(".venv".into()));
-            sink.path_with(&dir, create_or_write);
+            sink.makes_folder(&dir);
+            if s.values(&["--cache-dir"]).is_empty() {
+                sink.makes_folder(&home(sink, ".cache/uv"));
+            }
         }
         "init" => {
             if let Some(p) = s.operands.get(1) {
@@ -300,11 +323,13 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
         "uninstall" => under(sink, &root, &[Write, Delete], &format!("cargo uninstall removes binaries under `{}`", root.text())),
         "new" => {
             if let Some(p) = words.get(1) {
-                sink.path_with(p, create_or_write);
+                sink.makes_folder(p);
+                workspace_manifests(p, sink);
             }
         }
         "init" => {
             let p = words.get(1).map(|a| (*a).clone()).unwrap_or(Arg::Literal(".".into()));
+            workspace_manifests(&p, sink);
             sink.path_with(&p, create_or_write);
         }
         "vendor" => {
@@ -319,6 +344,32 @@ fn cargo(args: &[Arg], sink: &mut Sink) {
     }
 }
 
+/// `cargo new`/`init` in a cargo workspace adds the new package to the
+/// workspace's `Cargo.toml`, writing it anew through a temp file renamed
+/// over it: that file's own need, granted for the call (cargo edits the
+/// manifest and keeps everything else in it).
+fn workspace_manifests(package: &Arg, sink: &mut Sink) {
+    let Some(p) = package.literal() else { return };
+    let Some(dirs) = sink.dirs().cloned() else { return };
+    let ws = crate::paths::normalize(sink.cx.workspace);
+    for d in dirs {
+        let mut at = crate::paths::parent(&crate::paths::absolute(&d, p, sink.cx.home)).to_string();
+        while crate::paths::within(&at, &ws) {
+            let manifest = format!("{}/Cargo.toml", at.trim_end_matches('/'));
+            if sink.cx.host.kind(&manifest) == crate::host::PathKind::File {
+                sink.path(&Arg::Literal(manifest.clone()), Write);
+                let reason = "cargo adds the new package to its workspace's Cargo.toml, which it rewrites through a temp file renamed over it".to_string();
+                sink.out.unseen.push(super::sink::Unseen::SelfGuarded { program: "cargo".into(), capabilities: vec![Delete], scope: vec![manifest], reason });
+                break;
+            }
+            if at == ws {
+                break;
+            }
+            at = crate::paths::parent(&at).to_string();
+        }
+    }
+}
+
 /// rustup: toolchains live in `~/.rustup`; `rustup run TOOLCHAIN CMD…` runs CMD.
 fn rustup(args: &[Arg], sink: &mut Sink, depth: usize) {
     let Some(at) = args.iter().position(|a| !a.text().starts_with('-')) else { return };
@@ -328,9 +379,14 @@ fn rustup(args: &[Arg], sink: &mut Sink, depth: usize) {
             let from = rest.iter().position(|a| !a.text().starts_with('-')).unwrap_or(rest.len());
             sink.start(&rest[from..], depth);
         }
-        "install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "self" | "set" | "override" => {
+        "install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "set" | "override" => {
+            sink.own_home("rustup", ".rustup", &[Create, Write, Delete], "rustup installs toolchains it fetches and checks against their published hashes into its own ~/.rustup, which holds nothing of yours");
+        }
+        "self" => {
             let dir = home(sink, ".rustup");
             under(sink, &dir, &[Create, Write, Delete], "rustup changes its toolchains under ~/.rustup");
+            let bin = home(sink, ".cargo/bin");
+            under(sink, &bin, &[Create, Write, Delete], "rustup self replaces its programs in ~/.cargo/bin");
         }
         _ => {}
     }
@@ -409,15 +465,19 @@ fn go(args: &[Arg], sink: &mut Sink) {
             under(sink, &bin, &[Create, Write, Delete], "go install puts binaries in GOBIN (by default ~/go/bin)");
             under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)");
         }
-        "get" => under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)"),
-        "mod" => match words.get(1).map(|a| a.text()) {
-            Some("download") => under(sink, &modcache, &[Create, Write], "go fetches modules into GOMODCACHE (by default ~/go/pkg/mod)"),
-            Some("vendor") => {
-                let dir = value(&["o"]).into_iter().next().unwrap_or(Arg::Literal("vendor".into()));
-                sink.path_with(&dir, create_or_write);
+        "get" | "mod" if sub == "get" || words.get(1).map(|a| a.text()) == Some("download") => {
+            let why = "go fetches modules into its own module cache (~/go/pkg/mod), each checked against go.sum and the checksum database, and builds nothing";
+            sink.own_home("go", "go/pkg/mod", &[Create, Write, Delete], why);
+            if sub == "get" {
+                for f in ["go.mod", "go.sum"] {
+                    sink.fill(&Arg::Literal(f.into()));
+                }
             }
-            _ => {}
-        },
+        }
+        "mod" if words.get(1).map(|a| a.text()) == Some("vendor") => {
+            let dir = value(&["o"]).into_iter().next().unwrap_or(Arg::Literal("vendor".into()));
+            sink.path_with(&dir, create_or_write);
+        }
         "clean" => {
             if has("cache") || has("testcache") || has("fuzzcache") {
                 let cache = home(sink, ".cache/go-build");

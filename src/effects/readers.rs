@@ -26,13 +26,17 @@ pub(super) fn each(name: &str, caps: &[Capability], s: &Split, sink: &mut Sink) 
     }
     let parents = s.short('p') || s.has(&["--parents"]);
     for op in ops {
-        for &c in caps {
-            sink.path(op, c);
-        }
         // mkdir -p makes the missing folders on the way; rmdir -p
         // removes each parent in turn.
         if parents && name == "mkdir" {
             writers::missing_ancestors(sink, op);
+        }
+        if name == "mkdir" {
+            sink.makes_folder_as(op, caps);
+            continue;
+        }
+        for &c in caps {
+            sink.path(op, c);
         }
         if parents && name == "rmdir" {
             for p in writers::parent_chain(op) {

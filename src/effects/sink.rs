@@ -57,6 +57,39 @@ pub enum Unseen {
     /// `program`: the program that hands it over, when a command grant for
     /// it may carry the user's trust (docker), else `None`.
     Escapes { program: Option<String>, reason: String },
+    /// A line that reaches a daemon through its unix socket to ask it
+    /// something that changes no file (`docker ps`, `ssh -T git@host`
+    /// through the agent): that socket is granted to the call when the line
+    /// shows everything it runs. `reads`: what the program also reads to do
+    /// it, granted with the socket (ssh's `known_hosts`, the key `ssh-add`
+    /// hands the agent). `asks`: the user answers every time (a key handed
+    /// over, the agent's keys changed), and the grants go with Allow once.
+    Socket { daemon: Daemon, program: String, reads: Vec<String>, asks: bool, reason: String },
+    /// A tool's own state under home that only it writes (rustup's
+    /// `~/.rustup`, go's module cache, both checked against hashes when
+    /// fetched): granted for the call when the line shows everything it
+    /// runs, else asked as the program's need.
+    OwnHome { program: String, capabilities: Vec<Capability>, dir: String, reason: String },
+    /// Files a program replaces that the runner keeps a copy of first (`git
+    /// restore FILE`): delete of exactly those entries for the call, when
+    /// the line shows everything it runs, else asked as a discard.
+    Kept { program: String, files: Vec<String>, reason: String },
+}
+
+/// The daemons whose socket a call can be granted (`DecideRequest::sockets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Daemon {
+    Docker,
+    SshAgent,
+}
+
+impl Daemon {
+    pub fn label(self) -> &'static str {
+        match self {
+            Daemon::Docker => "the docker daemon",
+            Daemon::SshAgent => "the ssh agent",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -88,6 +121,12 @@ pub struct Analysis {
     /// What the line would lose for good (`git reset --hard` discards
     /// uncommitted changes): said on the card.
     pub discards: Vec<String>,
+    /// Folders the line makes that are not there now (`mkdir -p a/b`, a new
+    /// virtualenv, `cargo new x`), each as the kernel will open it: the
+    /// runner makes those outside the workspace before the fence (Landlock
+    /// and the read-only tree attach only to what exists) and lets the call
+    /// remove what it made inside them (runner/arrivals.rs).
+    pub folders: Vec<String>,
     /// Commands the roles found inside the one being read, for the walk to
     /// judge once the role is done (see [`Started`]).
     pub(super) started: Vec<Started>,
@@ -260,6 +299,40 @@ impl Sink<'_, '_> {
         }
     }
 
+    /// A folder the line makes (a new virtualenv, `cargo new x`): created
+    /// where it is missing now, written where it is there, and noted among
+    /// the line's [`Analysis::folders`] when missing.
+    pub(super) fn makes_folder(&mut self, arg: &Arg) {
+        let before = self.out.effects.len();
+        self.path_with(arg, create_or_write);
+        self.note_folders(before);
+    }
+
+    /// `mkdir`'s operand: `caps` on it, noted as a folder when missing.
+    pub(super) fn makes_folder_as(&mut self, arg: &Arg, caps: &[Capability]) {
+        let before = self.out.effects.len();
+        for &c in caps {
+            self.path(arg, c);
+        }
+        self.note_folders(before);
+    }
+
+    /// The creates recorded since `before` whose path is missing now are
+    /// folders the line makes.
+    pub(super) fn note_folders(&mut self, before: usize) {
+        let host = self.cx.host;
+        let made: Vec<String> = self.out.effects[before..]
+            .iter()
+            .filter(|e| e.capability == Create && host.kind(&e.path) == PathKind::Missing)
+            .map(|e| e.path.clone())
+            .collect();
+        for p in made {
+            if !self.out.folders.contains(&p) {
+                self.out.folders.push(p);
+            }
+        }
+    }
+
     /// A file opened for writing: written if it exists, created (and, where
     /// the kernel checks the open separately, also written) if not.
     pub(super) fn fill(&mut self, arg: &Arg) {
@@ -413,6 +486,16 @@ impl Sink<'_, '_> {
         for capability in [Create, Delete] {
             self.out.unseen.push(Unseen::ProgramState { program: program.to_string(), capability, scope: scope.clone(), reason: why.to_string() });
         }
+    }
+
+    /// A tool's own state at `rel` under home (decide/: `OwnHome`); a
+    /// folder the line makes when it is not there yet.
+    pub(super) fn own_home(&mut self, program: &str, rel: &str, capabilities: &[Capability], reason: &str) {
+        let dir = format!("{}/{rel}", self.cx.home.trim_end_matches('/'));
+        if self.cx.host.kind(&dir) == PathKind::Missing && !self.out.folders.contains(&dir) {
+            self.out.folders.push(dir.clone());
+        }
+        self.out.unseen.push(Unseen::OwnHome { program: program.to_string(), capabilities: capabilities.to_vec(), dir, reason: reason.to_string() });
     }
 
     /// A cache `program` regenerates in `dir` (relative to the working

@@ -95,6 +95,8 @@ pub(super) enum Role {
     Escapes(&'static str),
     /// `ssh HOST [CMD]`: sshd starts the command on the other side.
     RemoteShell,
+    /// `ssh-add`: lists the agent's keys, or hands it the keys the line names.
+    SshAdd,
     /// Compilers: sources read, `-o FILE` filled (`tools::compiler`).
     Compiler,
     /// `sqlite3 DB [SQL]`: the database read and written.
@@ -266,7 +268,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // Archivers whose first word is a command (`7z x`, `ar rcs`, `cpio -i`, `unrar x`).
     Program { names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "unrar"], takes_value: &[], kind: Kind::Role(Role::Archiver) },
     // Package managers and builders: see `packages`.
-    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry"], takes_value: &[], kind: Kind::Role(Role::Packages) },
+    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry", "virtualenv"], takes_value: &[], kind: Kind::Role(Role::Packages) },
     // Programs that start a command their arguments spell out.
     Program { names: &["flock"], takes_value: &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], kind: Kind::Role(Role::Flock) },
     Program { names: &["script"], takes_value: &["-c", "-I", "-O", "-B", "-T", "-m", "-E", "-o", "--command", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--echo", "--output-limit"], kind: Kind::Role(Role::Script) },
@@ -318,6 +320,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program { names: &["history"], takes_value: &[], kind: Kind::Role(Role::History) },
     Program { names: &["make", "gmake"], takes_value: &[], kind: Kind::Role(Role::Make) },
     Program { names: &["ssh", "slogin"], takes_value: &[], kind: Kind::Role(Role::RemoteShell) },
+    Program { names: &["ssh-add"], takes_value: &[], kind: Kind::Role(Role::SshAdd) },
     Program { names: &["scp"], takes_value: &["-c", "-D", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-X"], kind: Kind::Role(Role::Copy) },
     // Programs that run code.
     Program { names: &["bash", "sh", "zsh", "dash", "ksh", "mksh", "fish"], takes_value: &["-o", "-O", "--rcfile", "--init-file"], kind: Kind::Role(Role::Shell) },
@@ -464,6 +467,29 @@ impl Program {
             )
         )
     }
+}
+
+/// `cargo new`/`cargo init` write a fresh package from cargo's own template
+/// (no build script, no configuration naming a program on the line).
+pub(super) fn cargo_runs_no_code(words: &[&str]) -> bool {
+    let words: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('+')).collect();
+    matches!(words.first(), Some(&("new" | "init"))) && !words.iter().any(|w| w.starts_with("--config") || *w == "-Z" || *w == "-C")
+}
+
+/// rustup managing toolchains (not `run`, which starts a program, nor
+/// `self`, which replaces rustup itself).
+pub(super) fn rustup_runs_no_code(words: &[&str]) -> bool {
+    let sub = words.iter().find(|w| !w.starts_with('-'));
+    matches!(sub, Some(&("install" | "update" | "uninstall" | "toolchain" | "component" | "target" | "default" | "set" | "override" | "show" | "check")))
+}
+
+/// `go get` and `go mod download` with plain flags: modules fetched and
+/// verified, nothing built (Go 1.18 on).
+pub(super) fn go_get_runs_no_code(words: &[&str]) -> bool {
+    let plain = |w: &&str| !w.starts_with('-') || matches!(*w, "-u" | "-t" | "-x" | "-v" | "-d" | "-json" | "-u=patch");
+    let subs: Vec<&str> = words.iter().copied().filter(|w| !w.starts_with('-')).take(2).collect();
+    let fetches = matches!(subs.as_slice(), ["get", ..] | ["mod", "download"]);
+    fetches && words.iter().all(plain)
 }
 
 /// Every program name the table has a row for (the audit in

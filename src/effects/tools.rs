@@ -5,7 +5,7 @@
 //! starts outside this process tree.
 
 use super::starts::leading_options;
-use super::sink::{Sink, Unseen};
+use super::sink::{Daemon, Sink, Unseen};
 use super::split::split;
 use crate::policy::capability::Capability::*;
 use crate::shell::parse::Arg;
@@ -323,9 +323,65 @@ pub(super) fn remote_shell(args: &[Arg], sink: &mut Sink) {
         return;
     }
     let runs_nothing = opts.iter().any(|(o, _)| matches!(o.as_str(), "-N" | "-W" | "-O" | "-G" | "-V" | "-Q"));
+    if ssh_auth_test(args) {
+        // The host's key is checked against known_hosts, which ssh reads
+        // (public keys, no secret); the key itself stays in the agent.
+        let ssh = format!("{}/.ssh", sink.cx.home.trim_end_matches('/'));
+        let reason = "ssh -T git@HOST only tests that the host accepts your key: no command runs there (a git host's shell runs none) and the key stays in the agent".to_string();
+        sink.out.unseen.push(Unseen::Socket { daemon: Daemon::SshAgent, program: "ssh".into(), reads: vec![format!("{ssh}/known_hosts")], asks: false, reason });
+        return;
+    }
     if args.get(i).is_some() && !runs_nothing {
         let reason = "sshd on the other host starts the command (or a shell reading standard input) outside this process tree and its fence";
         sink.out.unseen.push(Unseen::Escapes { program: None, reason: reason.into() });
+    }
+}
+
+/// `ssh -T [plain options] git@HOST` and nothing after it: the
+/// authentication test a git host answers ("Hi …! You've successfully
+/// authenticated") without running anything. Options that forward, name a
+/// config, a key file, a program or a command make it something else.
+pub(super) fn ssh_auth_test(args: &[Arg]) -> bool {
+    let (opts, i) = leading_options(args, SSH_VALUES, false);
+    let plain = opts.iter().all(|(o, _)| matches!(o.as_str(), "-T" | "-v" | "-vv" | "-vvv" | "-q" | "-4" | "-6" | "-p" | "-x" | "-a" | "-C" | "-n"));
+    let has_t = opts.iter().any(|(o, _)| o == "-T");
+    let dest = args.get(i).and_then(Arg::literal).unwrap_or("");
+    plain && has_t && args.len() == i + 1 && dest.strip_prefix("git@").is_some_and(|h| !h.is_empty() && !h.contains(['@', '/', ' ']))
+}
+
+/// `ssh-add`: `-l`/`-L` only list what the agent holds (its socket, for the
+/// call); a key the line names is handed to the agent, which the user
+/// approves each time (the key is read for that call alone, never stored as
+/// a rule on a credential store); with no key named it adds the default keys
+/// in `~/.ssh`, a credential store, which no card opens.
+#[inline(never)]
+pub(super) fn ssh_add(args: &[Arg], sink: &mut Sink) {
+    let s = split(args, &["-E", "-S", "-t", "-h", "-H"]);
+    let lists = s.short('l') || s.short('L');
+    if lists && s.operands.is_empty() {
+        let reason = "ssh-add -l only lists the keys the agent holds".to_string();
+        sink.out.unseen.push(Unseen::Socket { daemon: Daemon::SshAgent, program: "ssh-add".into(), reads: Vec::new(), asks: false, reason });
+        return;
+    }
+    if s.operands.is_empty() {
+        if !(s.short('D') || s.short('x') || s.short('X') || s.short('e') || s.short('s')) {
+            sink.path(&Arg::Literal(format!("{}/.ssh", sink.cx.home.trim_end_matches('/'))), Read);
+        }
+        let reason = "ssh-add changes what your ssh agent holds".to_string();
+        sink.out.unseen.push(Unseen::Socket { daemon: Daemon::SshAgent, program: "ssh-add".into(), reads: Vec::new(), asks: true, reason });
+        return;
+    }
+    for key in &s.operands {
+        let Some(k) = key.literal() else {
+            sink.opaque("ssh-add is handed a key whose name is computed when the line runs".into());
+            continue;
+        };
+        let dirs = sink.dirs().cloned().unwrap_or_else(|| vec!["/".into()]);
+        for d in dirs {
+            let path = crate::paths::absolute(&d, k, sink.cx.home);
+            let reason = format!("ssh-add hands the key {path} to your ssh agent");
+            sink.out.unseen.push(Unseen::Socket { daemon: Daemon::SshAgent, program: "ssh-add".into(), reads: vec![path.clone(), format!("{path}.pub")], asks: true, reason });
+        }
     }
 }
 

@@ -119,16 +119,24 @@ pub(super) fn patch(s: &Split, sink: &mut Sink) {
                 inner.path(t, Read);
             }
             inner.fill(t);
-            inner.renames_beside("patch", t, "patch writes a temp file beside the file it patches and renames or removes it");
+            if output.is_none() {
+                super::editors::replaces_beside(&mut inner, "patch", t);
+            } else {
+                inner.renames_beside("patch", t, "patch writes a temp file beside the file it writes and renames it");
+            }
         }
         None => {
             inner.unknown_names_in(None, &[Create, Write], "patch changes the files its diff names");
             let scope = inner.dirs().cloned().unwrap_or_default();
-            inner.out.unseen.push(Unseen::ProgramState {
+            // patch changes a file only where its current lines match the
+            // diff's, and what it removes is written in the diff: `patch
+            // -R` puts it back. Granted for the call when the line hides
+            // nothing (with -e the diff is an ed script: opaque, above).
+            inner.out.unseen.push(Unseen::SelfGuarded {
                 program: "patch".into(),
-                capability: Delete,
+                capabilities: vec![Create, Delete],
                 scope,
-                reason: "patch renames a temp file over each file it changes, and removes files the diff deletes".into(),
+                reason: "patch changes only files whose lines match its diff, and what it removes is in the diff (patch -R puts it back)".into(),
             });
         }
     }
@@ -321,8 +329,11 @@ pub(super) fn missing_ancestors(sink: &mut Sink, op: &Arg) {
         }
         chain.push(at.to_string());
     }
-    for a in chain {
+    // Outermost first: the order `mkdir -p` makes them in.
+    for a in chain.into_iter().rev() {
+        let before = sink.out.effects.len();
         sink.path_if_missing(&Arg::Literal(a), Create);
+        sink.note_folders(before);
     }
 }
 

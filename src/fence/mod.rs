@@ -96,6 +96,10 @@ pub struct ProfileRequest {
     /// fence goes up (the decision's `folders`; Linux: made before it).
     #[serde(default)]
     pub folders: Vec<String>,
+    /// Files the call replaces whose content is kept first (the decision's
+    /// `kept`; Linux: copied into the harness home before the fence).
+    #[serde(default)]
+    pub kept: Vec<String>,
 }
 
 fn full() -> Enforce {

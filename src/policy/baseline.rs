@@ -213,8 +213,11 @@ pub fn repository_surface(path: &str) -> Option<String> {
 /// exists), when the workspace shows the tool that owns them.
 pub const PREPARE: &[(&str, &str)] = &[("Cargo.toml", "target"), ("package.json", "node_modules")];
 
-/// Caches under home that package managers write on every install.
-pub const HOME_TOOL_STATE: &[&str] = &[".npm", ".cache/pip", ".cache/go-build", ".cache/yarn", ".pnpm-store"];
+/// Caches under home that package managers write on every install (pnpm's
+/// store where pnpm 7+ keeps it, `$XDG_DATA_HOME/pnpm/store`, and its
+/// metadata cache; content-addressed and checked against integrity hashes
+/// on read, like npm's), and uv's cache (wheels keyed by their hashes).
+pub const HOME_TOOL_STATE: &[&str] = &[".npm", ".cache/pip", ".cache/go-build", ".cache/yarn", ".pnpm-store", ".local/share/pnpm/store", ".cache/pnpm", ".cache/uv"];
 
 /// User-installed toolchains under home: programs and settings, not credentials.
 pub fn toolchains(platform: Platform) -> &'static [&'static str] {

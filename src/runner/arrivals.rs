@@ -4,46 +4,114 @@
 //! and the read-only tree keeps writable only roots that exist then. A
 //! person who answers "Allow once" to `mkdir -p ~/notes2 && echo x >
 //! ~/notes2/todo.txt` approved a folder and a file that are not there yet.
-//! So before the fence goes up the runner makes exactly what was approved
-//! and would otherwise have nothing to attach to:
-//! - a folder the decision says the line makes (`folders`), so the grants
-//!   inside it attach (`mkdir` of it later succeeds: the supervisor answers
-//!   it, see supervise.rs);
+//! So the runner makes exactly what was approved and would otherwise have
+//! nothing to attach to:
+//! - a folder the decision says the line makes (`folders`) outside the
+//!   workspace, before the fence, so the grants inside it attach (`mkdir`
+//!   of it later succeeds: the supervisor answers it, see supervise.rs);
+//!   one inside the workspace (a writable root already) is made by the
+//!   supervisor when the line asks for it, so a program that refuses an
+//!   existing folder (`cargo new x`) still finds none;
 //! - an empty file a grant of the call gives create and write on, in a
 //!   folder that exists, so the command fills it;
 //! - for a grant of create alone on a missing path (a `mv` or `ln`
 //!   destination), create — and only create — on the nearest folder that
-//!   exists, for this call (the card says so).
+//!   exists, for this call (the card says so: decide/arrivals.rs).
+//!
 //! Nothing is made where the call may not create, through a symbolic link,
 //! or in a repository's `.git`.
+//!
+//! Whatever is inside a folder made for the call is the call's own: nothing
+//! of the user's was there, and nothing can be moved in from elsewhere
+//! without delete where it lay. So the supervisor removes and renames
+//! entries inside such a folder for the call (a virtualenv's pip replacing
+//! its files, libgit2's lock file in `cargo new`'s `.git`), which Landlock
+//! could only allow by granting delete on the folder around it.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex};
 
 use crate::fence::ProfileRequest;
 use crate::paths;
 use crate::policy::capability::{Access, Capability};
 use crate::policy::rules::Rule;
 
-/// What was made, for the supervisor (a later `mkdir` of one succeeds).
+/// One folder made for the call: its path, and which inode it is (a
+/// folder swapped in at that path since is not the one made).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// What was made for the call, and what the supervisor makes when asked.
 #[derive(Clone, Debug, Default)]
 pub struct Made {
+    /// Made before the fence (a later `mkdir` of one, still empty, succeeds).
     pub folders: Vec<String>,
+    /// Folders the line makes inside the workspace: the supervisor makes
+    /// each when the call asks for it.
+    pub wanted: Vec<String>,
+    /// Every folder made for the call, before the fence or since.
+    pub roots: Arc<Mutex<Vec<(String, Identity)>>>,
+}
+
+impl Made {
+    pub fn is_empty(&self) -> bool {
+        self.folders.is_empty() && self.wanted.is_empty()
+    }
+
+    /// `path` is a folder made for the call or lies inside one (the folder
+    /// at its path still the one made).
+    pub fn holds(&self, path: &str) -> bool {
+        let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        roots.iter().any(|(root, id)| paths::within(path, root) && identity(root) == Some(*id))
+    }
+
+    fn remember(&self, path: &str) {
+        if let Some(id) = identity(path) {
+            self.roots.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_string(), id));
+        }
+    }
+}
+
+/// The inode at `path`, its last component not followed.
+fn identity(path: &str) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.is_dir().then(|| Identity { dev: m.dev(), ino: m.ino() })
 }
 
 /// Make the approved arrivals and turn create-only grants on missing paths
 /// into create on their nearest existing folder. `req.grants` changes.
 pub fn prepare(req: &mut ProfileRequest) -> Made {
     let mut made = Made::default();
+    // A read-only session is made nothing, whatever its rules say.
+    if req.mode != crate::api::Mode::WorkspaceWrite {
+        return made;
+    }
     let may_create = |p: &str, req: &ProfileRequest| {
-        let inside = paths::within(p, &paths::normalize(&req.workspace))
-            || req.grants.iter().chain(&req.rules).any(|r| r.access.grants(Capability::Create) && paths::within(p, &paths::normalize(&r.path)));
+        // The workspace grants create only in a workspace-write session.
+        let in_workspace = req.mode == crate::api::Mode::WorkspaceWrite && paths::within(p, &paths::normalize(&req.workspace));
+        let inside = in_workspace || req.grants.iter().chain(&req.rules).any(|r| r.access.grants(Capability::Create) && paths::within(p, &paths::normalize(&r.path)));
         inside && !p.split('/').any(|c| c == ".git") && !req.protected_files.iter().any(|f| paths::within(p, &paths::normalize(f)))
     };
+    let ws = paths::normalize(&req.workspace);
     for f in req.folders.clone() {
         let f = paths::normalize(&f);
-        if may_create(&f, req) {
-            made.folders.extend(make_folders(&f));
+        if !may_create(&f, req) {
+            continue;
+        }
+        if paths::within(&f, &ws) {
+            if !made.wanted.contains(&f) {
+                made.wanted.push(f);
+            }
+            continue;
+        }
+        for m in make_folders(&f) {
+            made.remember(&m);
+            made.folders.push(m);
         }
     }
     let mut extra = Vec::new();
@@ -126,5 +194,118 @@ fn make_empty_file(p: &str) {
 
 /// A `mkdir` of a folder made here for the call, still empty: it succeeds.
 pub fn mkdir_made(made: &Made, target: &str) -> bool {
-    made.folders.iter().any(|f| f == target) && std::fs::read_dir(target).is_ok_and(|mut d| d.next().is_none())
+    made.folders.iter().any(|f| f == target) && made.holds(target) && std::fs::read_dir(target).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// A `mkdir` the supervisor does itself: a folder the line makes inside the
+/// workspace, not there yet. Made in the caller's resolved folder with the
+/// caller's mode and umask, and remembered as the call's. None: not one of
+/// those (the call's own mkdir runs, and Landlock judges it).
+pub fn mkdir_wanted(made: &Made, target: &super::removals::Target, mode: u32, tid: u32) -> Option<Result<i64, i32>> {
+    if !made.wanted.contains(&target.real) {
+        return None;
+    }
+    let mode = mode & 0o7777 & !umask_of(tid);
+    // SAFETY: a directory descriptor we own and a NUL-terminated name.
+    let r = unsafe { libc::mkdirat(reopen_dir(&target.dir).as_raw_fd(), target.name.as_ptr(), mode as libc::mode_t) };
+    if r != 0 {
+        return Some(Err(super::seccomp::errno()));
+    }
+    made.remember(&target.real);
+    Some(Ok(0))
+}
+
+/// The caller's umask (`Umask:` of /proc/TID/status); 022 when unreadable.
+fn umask_of(tid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok()))
+        .unwrap_or(0o022)
+}
+
+/// A folder descriptor `*at` calls can make entries through.
+fn reopen_dir(dir: &OwnedFd) -> OwnedFd {
+    let c = CString::new(format!("/proc/self/fd/{}", dir.as_raw_fd())).unwrap();
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        // SAFETY: dup of a descriptor we own (the *at call then fails plainly).
+        return unsafe { OwnedFd::from_raw_fd(libc::dup(dir.as_raw_fd())) };
+    }
+    // SAFETY: a new descriptor.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// At most this many calls' kept copies stay (the oldest go first).
+const KEPT_CALLS: usize = 32;
+/// A file past this size is not copied, and the call is told so.
+const KEPT_MAX_BYTES: u64 = 64 << 20;
+
+/// Copy each file the call will replace (`kept`: `git restore FILE`) into
+/// `$harness_home/dsh-allow-kept/<time>-<pid>/`, which no fenced call may
+/// write, before the fence goes up. Only regular files inside the
+/// workspace, reached with no symbolic link. Returns the lines the call's
+/// standard error gets (where each copy is, or why there is none), and the
+/// files that could not be kept, whose removal the call is then not granted.
+pub fn keep(req: &ProfileRequest) -> (Vec<String>, Vec<String>) {
+    let ws = paths::normalize(&req.workspace);
+    let files: Vec<String> = req.kept.iter().map(|k| paths::normalize(k)).filter(|k| paths::within(k, &ws) && *k != ws).collect();
+    if files.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let mut not_kept = Vec::new();
+    let root = format!("{}/dsh-allow-kept", paths::normalize(&req.harness_home));
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let dir = format!("{root}/{stamp}-{}", std::process::id());
+    let mut lines = Vec::new();
+    for f in files {
+        let rel = f[ws.len()..].trim_start_matches('/').to_string();
+        let meta = match std::fs::symlink_metadata(&f) {
+            Ok(m) => m,
+            // Nothing there (a deleted file restored): nothing to keep.
+            Err(_) => continue,
+        };
+        if !meta.is_file() || !real_folder(paths::parent(&f)) {
+            lines.push(format!("dsh-allow: {rel} is not a plain file: it was not kept, and the call may not replace it"));
+            not_kept.push(f);
+            continue;
+        }
+        if meta.len() > KEPT_MAX_BYTES {
+            lines.push(format!("dsh-allow: {rel} is larger than {} MiB: it was not kept, and the call may not replace it", KEPT_MAX_BYTES >> 20));
+            not_kept.push(f);
+            continue;
+        }
+        let dest = format!("{dir}/{rel}");
+        let copied = std::fs::create_dir_all(paths::parent(&dest)).and_then(|_| copy_no_follow(&f, &dest));
+        match copied {
+            Ok(()) => lines.push(format!("dsh-allow: kept {rel} as it was before this command, at {dest}")),
+            Err(e) => {
+                lines.push(format!("dsh-allow: could not keep {rel} ({e}): the call may not replace it"));
+                not_kept.push(f);
+            }
+        }
+    }
+    prune_kept(&root);
+    (lines, not_kept)
+}
+
+/// The file at `from` (opened with no link followed) copied to a new `to`.
+fn copy_no_follow(from: &str, to: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut src = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(from)?;
+    let mut dst = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?;
+    std::io::copy(&mut src, &mut dst).map(|_| ())
+}
+
+fn prune_kept(root: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let mut calls: Vec<(std::time::SystemTime, std::path::PathBuf)> =
+        entries.flatten().filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path()))).collect();
+    if calls.len() <= KEPT_CALLS {
+        return;
+    }
+    calls.sort();
+    for (_, p) in &calls[..calls.len() - KEPT_CALLS] {
+        let _ = std::fs::remove_dir_all(p);
+    }
 }

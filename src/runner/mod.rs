@@ -62,6 +62,16 @@ pub fn main(args: &[String]) -> u8 {
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
     let made = if req.fences() { arrivals::prepare(&mut req) } else { Default::default() };
+    // What the call replaces is copied first (`git restore FILE`); a file
+    // that could not be kept is not granted for removal.
+    #[cfg(target_os = "linux")]
+    if req.fences() {
+        let (lines, not_kept) = arrivals::keep(&req);
+        req.grants.retain(|g| !not_kept.contains(&crate::paths::normalize(&g.path)));
+        for line in lines {
+            eprintln!("{line}");
+        }
+    }
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
@@ -103,7 +113,7 @@ pub fn main(args: &[String]) -> u8 {
                 argv,
                 own_session: isolate::has_terminal(),
                 fence: Box::new(fence),
-                removals: !names.removals.is_empty() || !names.made.folders.is_empty(),
+                removals: !names.removals.is_empty() || !names.made.is_empty(),
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };

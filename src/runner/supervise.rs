@@ -435,8 +435,8 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     }
 }
 
-/// An unlink, rmdir or rename: a granted entry's is done here, any other
-/// runs as made (removals.rs).
+/// An unlink, rmdir or rename: a granted entry's, or one inside a folder
+/// made for the call, is done here; any other runs as made (removals.rs).
 fn removal(listener: RawFd, n: &Notif, judge: &Judge) {
     use super::removals::{self, Act};
     let a = n.data.args;
@@ -444,20 +444,26 @@ fn removal(listener: RawFd, n: &Notif, judge: &Judge) {
     let target = |dirfd: i32, at: u64| path(at).and_then(|p| removals::resolve(n.pid, dirfd, &p));
     let cwd = libc::AT_FDCWD;
     let act = match n.data.nr as i64 {
-        // A folder the runner made for the call: the line's own mkdir of it succeeds.
+        // A folder made for the call: the line's own mkdir of it succeeds; a
+        // folder the line makes inside the workspace is made here, and its
+        // contents are the call's (arrivals.rs).
         libc::SYS_mkdir | libc::SYS_mkdirat => {
-            let t = if n.data.nr as i64 == libc::SYS_mkdir { target(cwd, a[0]) } else { target(a[0] as i32, a[1]) };
+            let (t, mode) = if n.data.nr as i64 == libc::SYS_mkdir { (target(cwd, a[0]), a[1]) } else { (target(a[0] as i32, a[1]), a[2]) };
             match t {
                 Some(t) if super::arrivals::mkdir_made(&judge.made, &t.real) => Act::Done(Ok(0)),
-                _ => Act::Continue,
+                Some(t) => match super::arrivals::mkdir_wanted(&judge.made, &t, mode as u32, n.pid) {
+                    Some(result) => Act::Done(result),
+                    None => Act::Continue,
+                },
+                None => Act::Continue,
             }
         }
-        libc::SYS_unlink => removals::unlink(&judge.removals, target(cwd, a[0]), false),
-        libc::SYS_rmdir => removals::unlink(&judge.removals, target(cwd, a[0]), true),
-        libc::SYS_unlinkat => removals::unlink(&judge.removals, target(a[0] as i32, a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0),
-        libc::SYS_rename => removals::rename(&judge.removals, target(cwd, a[0]), target(cwd, a[1]), 0),
-        libc::SYS_renameat => removals::rename(&judge.removals, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), 0),
-        _ => removals::rename(&judge.removals, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), a[4] as u32),
+        libc::SYS_unlink => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), false),
+        libc::SYS_rmdir => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), true),
+        libc::SYS_unlinkat => removals::unlink(&judge.removals, &judge.made, target(a[0] as i32, a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0),
+        libc::SYS_rename => removals::rename(&judge.removals, &judge.made, target(cwd, a[0]), target(cwd, a[1]), 0),
+        libc::SYS_renameat => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), 0),
+        _ => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), a[4] as u32),
     };
     match act {
         Act::Done(result) if seccomp::still_waiting(listener, n.id) => seccomp::answer(listener, n.id, result),

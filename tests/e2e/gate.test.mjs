@@ -239,8 +239,13 @@ describe('dsh-allow with the Landlock runner', { skip: missing ?? (kernel ? fals
     const [r] = results(run)
     assert.match(r.text, /Permission ?Error|Permission denied|Operation not permitted/i, JSON.stringify(r))
     assert.equal(existsSync(join(world.ws, 'build', 'x')), true)
-    // The denial comes back as guidance naming the path and how to ask for it.
+    // The denial comes back as guidance naming the path and how to ask for
+    // it, and the call is an error for the model; DSH's own "escalation
+    // available" hint (a wider sandbox mode) is not there.
     assert.match(r.text, /dsh-allow: the kernel fence refused .*build\/x.*Do not work around it/s, JSON.stringify(r))
+    assert.match(r.text, /refused part of this command \(delete on \S*build\/x\)/, r.text)
+    assert.equal(r.isError, true, JSON.stringify(r))
+    assert.doesNotMatch(r.text, /escalation available|sandbox_permissions/)
   })
 
   test('compiled fences are kept in $DSH_HOME/dsh-allow-fence, which no tool may write', async () => {

@@ -1,7 +1,7 @@
-// The audit ledger and the Landlock removal note in a real (headless) DSH
-// process: what the ledger holds after real calls, folded by the core; no
-// secret reaches it; `audit: false` writes nothing; and after an approved
-// `rm -rf build` the folder is gone and the result says who finished it.
+// The audit ledger in a real (headless) DSH process: what the ledger holds
+// after real calls, folded by the core; no secret reaches it; `audit: false`
+// writes nothing; and after an approved `rm -rf build` the folder is gone,
+// removed by the runner within the call, the chain after it running.
 
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -55,16 +55,15 @@ describe('the audit ledger in a real DSH process', { skip: missing }, () => {
     assert.deepEqual(all.map((x) => x.command), ['cat README.md', 'rm -rf build', 'echo password=[REDACTED] > /dev/null', 'cat ~/.ssh/id_ed25519'])
   })
 
-  test('after Allow once, rm -rf build leaves no empty folder: the runner removes the one entry the grant names, in the call', { skip: !kernel && 'the Landlock runner does not work here' }, async () => {
+  test('after Allow once, rm -rf build && echo after runs to the end: the runner removes the granted folder itself, nothing is repaired afterwards', { skip: !kernel && 'the Landlock runner does not work here' }, async () => {
     mkdirSync(join(world.ws, 'build', 'obj'), { recursive: true })
     writeFileSync(join(world.ws, 'build', 'obj', 'main.o'), 'x')
-    const run = await runDsh(world, { script: [bash('rm -rf build')], answers: ['once'] })
+    const run = await runDsh(world, { script: [bash('rm -rf build && echo after')], answers: ['once'] })
     const [r] = results(run)
     assert.equal(existsSync(join(world.ws, 'build')), false)
-    // The call itself removed it (the supervisor, src/runner/removals.rs):
-    // nothing was left for the host to finish.
-    assert.doesNotMatch(r.text, /dsh-allow: removed/)
-    assert.doesNotMatch(r.text, /denied|Permission/i, r.text)
+    assert.equal(r.isError, false, r.text)
+    assert.match(r.text, /after/)
+    assert.doesNotMatch(r.text, /dsh-allow: removed|host process|escalation/)
   })
 })
 

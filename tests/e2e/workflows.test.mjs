@@ -150,10 +150,10 @@ const WORKFLOWS = [
     check: inPlace('sed'),
   },
   {
-    name: 'perl -pi edits files in place after one prompt, and the next perl in that folder does not ask',
+    name: 'perl -pi with a plain substitution edits files in place with no prompt (its folder is granted for the call)',
     tools: ['perl'],
     dir: 'perl',
-    asks: 'perl',
+    asks: null,
     files: { 'perl/a.txt': 'old\n', 'perl/b.txt': 'old\n' },
     steps: ["cd perl && perl -pi -e 's/old/new/' a.txt", "cd perl && perl -pi -e 's/old/new/' b.txt"],
     check: inPlace('perl'),

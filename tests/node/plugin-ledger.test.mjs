@@ -36,6 +36,15 @@ test('a prompt is written as a policy decision naming what is missing', () => {
   assert.deepEqual(line.missing, [{ path: '/w/build', capability: 'delete' }])
 })
 
+test('what the kernel carries wider than the card names is kept on the decision and on an Allow once', () => {
+  const widened = ['`~/x/link` does not exist yet and the kernel can only name what exists: this one command may also create other entries in `~/x`']
+  assert.deepEqual(ledgerRecord(decision({ widened }), (s) => s).widened, widened)
+  assert.equal(ledgerRecord(decision(), (s) => s).widened, undefined, 'none: no field')
+  const answer = ledgerRecord({ kind: 'human', time: 't', sessionId: 's1', callId: 'c1', outcome: 'allowed-once', widened }, (s) => s)
+  assert.equal(answer.action, 'allow-once')
+  assert.deepEqual(answer.widened, widened)
+})
+
 test('who allowed: a stored rule or grant is `rule`, anything else that allows is `baseline`', () => {
   const byRule = decision({
     decision: 'allow',

@@ -81,7 +81,13 @@ pub fn judge(entry: &Entry, fixture: &Fixture) -> Vec<String> {
     let effects = pairs("effects", "path");
     let missing = pairs("missing", "path");
     let opaque = d["unknown"].as_array().into_iter().flatten().any(|u| u["capability"].is_null());
-    if d["decision"] == "allow" {
+    // A tool's own home granted for the call (rustup, go's module cache)
+    // is allowed by design: the grant names the folder.
+    let call_granted = |cap: &str, path: &str| {
+        d["fenceGrants"].as_array().into_iter().flatten().any(|g| g["path"] == path && g["access"][cap] == true)
+    };
+    let all_call = !entry.expect.is_empty() && entry.expect.iter().all(|e| e.as_array().is_some_and(|a| a.len() == 3 && a[2] == "call"));
+    if d["decision"] == "allow" && !all_call {
         wrong.push(format!("allowed: {}", d["reason"]));
     }
     for e in &entry.expect {
@@ -91,6 +97,7 @@ pub fn judge(entry: &Entry, fixture: &Fixture) -> Vec<String> {
             ["refuse"] => d["decision"] == "refuse",
             [cap, path] => effects.contains(&(cap.to_string(), path.to_string())),
             [cap, path, "computed"] => missing.contains(&(cap.to_string(), path.to_string())),
+            [cap, path, "call"] => call_granted(cap, path),
             other => panic!("unknown expectation {other:?}"),
         };
         if !ok {

@@ -18,5 +18,6 @@ pub fn request(command: &str) -> DecideRequest {
         protected_files: vec!["/h/.dsh/dsh-allow.json".into()],
         fence: dsh_allow::policy::capability::Capability::ALL.to_vec(),
         persistence: dsh_allow::api::Persistence::Shut,
+        sockets: Default::default(),
     }
 }

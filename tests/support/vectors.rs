@@ -24,7 +24,7 @@ pub fn cases() -> Vec<Case> {
         let fixture_name = case.get("fixture").and_then(Value::as_str).unwrap_or("linux");
         let fixture: FixtureHost = serde_json::from_value(doc["fixtures"][fixture_name].clone()).expect("fixture");
         let mut request = doc["defaults"][fixture_name].clone();
-        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence"] {
+        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence", "sockets"] {
             if let Some(v) = case.get(key) {
                 request[key] = v.clone();
             }
@@ -98,6 +98,25 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
         if &Value::Array(got.clone()) != want {
             wrong.push(format!("fence grants {got:?}, want {want}"));
         }
+    }
+    if let Some(want) = ex.get("folders") {
+        // The folders the line makes that the call's profile carries.
+        if &json!(d.folders) != want {
+            wrong.push(format!("folders {:?}, want {want}", d.folders));
+        }
+    }
+    if let Some(want) = ex.get("kept") {
+        if &json!(d.kept) != want {
+            wrong.push(format!("kept {:?}, want {want}", d.kept));
+        }
+    }
+    if let Some(want) = ex.get("widenedContains").and_then(Value::as_str) {
+        if !d.widened.iter().any(|w| w.contains(want)) {
+            wrong.push(format!("widened {:?} does not say `{want}`", d.widened));
+        }
+    }
+    if ex.get("widened") == Some(&json!([])) && !d.widened.is_empty() {
+        wrong.push(format!("widened {:?}, want none", d.widened));
     }
     if let Some(want) = ex.get("tiers") {
         for t in want.as_array().unwrap() {
