@@ -20,8 +20,12 @@ use dsh_allow::api::{DecideRequest, Decision, Outcome};
 use dsh_allow::fs_host::FsHost;
 use serde_json::{json, Value};
 
+#[path = "support/users.rs"]
+mod users;
+
+use users::NOBODY;
+
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
-const NOBODY: u32 = 65534;
 /// The PATH calls run with (docker's client lives in /usr/local/bin here).
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -36,13 +40,7 @@ struct World {
 
 impl World {
     fn new(name: &str, user: Option<u32>) -> Option<World> {
-        if dsh_allow::runner::landlock_abi() == 0 {
-            assert!(std::env::var("DSH_ALLOW_REQUIRE_LANDLOCK").is_err(), "Landlock is required but this kernel has none");
-            eprintln!("SKIP {name}: this kernel has no Landlock");
-            return None;
-        }
-        if user.is_some() && (unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists()) {
-            eprintln!("SKIP {name} as an unprivileged user: needs root and setpriv to become one here");
+        if !users::usable(name, user) {
             return None;
         }
         let who = user.map_or("root".to_string(), |u| u.to_string());
@@ -80,9 +78,7 @@ impl World {
 
     /// Hand the world to the test's user (after its files are laid out).
     fn own(&self) {
-        if let Some(u) = self.user {
-            assert!(Command::new("chown").arg("-R").arg(format!("{u}:{u}")).arg(&self.base).status().unwrap().success());
-        }
+        users::own(&self.base, self.user);
     }
 
     fn request(&self, command: &str, grants: &[Value]) -> DecideRequest {
@@ -162,9 +158,7 @@ impl World {
         if let Some(p) = passwd {
             argv.extend(["/usr/bin/unshare".into(), "-m".into(), "/bin/sh".into(), "-c".into(), "mount --bind \"$0\" /etc/passwd && exec \"$@\"".into(), p.to_string_lossy().into_owned()]);
         }
-        if let Some(u) = self.user {
-            argv.extend(["/usr/bin/setpriv".into(), format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]);
-        }
+        argv.extend(users::become_user(self.user));
         argv.extend([runner, "run".into(), "--profile-json".into(), text, "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
         let mut c = Command::new(&argv[0]);
         c.args(&argv[1..])
@@ -183,18 +177,7 @@ impl World {
 
     /// A command run unfenced as this world's user (the scene).
     fn as_user(&self, argv: &[&str], env: &[(&str, String)]) -> Output {
-        let mut c = match self.user {
-            Some(u) => {
-                let mut c = Command::new("/usr/bin/setpriv");
-                c.args([format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]).args(argv);
-                c
-            }
-            None => {
-                let mut c = Command::new(argv[0]);
-                c.args(&argv[1..]);
-                c
-            }
-        };
+        let mut c = users::command_as(self.user, argv);
         c.current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).env("PATH", PATH).stdin(Stdio::null());
         for (k, v) in env {
             c.env(k, v);
@@ -204,18 +187,7 @@ impl World {
 
     /// A background process of this world's user, until the test ends.
     fn daemon(&self, argv: &[&str]) -> Background {
-        let mut c = match self.user {
-            Some(u) => {
-                let mut c = Command::new("/usr/bin/setpriv");
-                c.args([format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]).args(argv);
-                c
-            }
-            None => {
-                let mut c = Command::new(argv[0]);
-                c.args(&argv[1..]);
-                c
-            }
-        };
+        let mut c = users::command_as(self.user, argv);
         c.current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         Background(c.spawn().unwrap())
     }

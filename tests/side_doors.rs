@@ -18,8 +18,12 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
+#[path = "support/users.rs"]
+mod users;
+
+use users::NOBODY;
+
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
-const NOBODY: u32 = 65534;
 
 /// A world for one test and one user: workspace, home, an outside folder,
 /// and a copy of the runner that user may start. Under /tmp for the
@@ -33,13 +37,7 @@ struct World {
 
 impl World {
     fn new(name: &str, user: Option<u32>) -> Option<World> {
-        if dsh_allow::runner::landlock_abi() == 0 {
-            assert!(std::env::var("DSH_ALLOW_REQUIRE_LANDLOCK").is_err(), "Landlock is required but this kernel has none");
-            eprintln!("SKIP {name}: this kernel has no Landlock");
-            return None;
-        }
-        if user.is_some() && (unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists()) {
-            eprintln!("SKIP {name} as an unprivileged user: needs root and setpriv to become one here");
+        if !users::usable(name, user) {
             return None;
         }
         let who = user.map_or("root".to_string(), |u| u.to_string());
@@ -63,9 +61,7 @@ impl World {
 
     /// Hand the world to the test's user.
     fn own(&self) {
-        if let Some(u) = self.user {
-            assert!(Command::new("chown").arg("-R").arg(format!("{u}:{u}")).arg(&self.base).status().unwrap().success());
-        }
+        users::own(&self.base, self.user);
     }
 
     fn profile(&self, extra: Value) -> Value {
@@ -82,18 +78,7 @@ impl World {
 
     /// A command as this world's user, in the workspace.
     fn command(&self, argv: &[&str]) -> Command {
-        let mut c = match self.user {
-            Some(u) => {
-                let mut c = Command::new("/usr/bin/setpriv");
-                c.args([format!("--reuid={u}"), format!("--regid={u}"), "--clear-groups".into()]).args(argv);
-                c
-            }
-            None => {
-                let mut c = Command::new(argv[0]);
-                c.args(&argv[1..]);
-                c
-            }
-        };
+        let mut c = users::command_as(self.user, argv);
         c.current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).env("PATH", "/usr/bin:/bin").stdin(Stdio::null());
         c
     }
