@@ -19,6 +19,8 @@ pub mod creates;
 #[cfg(target_os = "linux")]
 pub mod hand;
 #[cfg(target_os = "linux")]
+pub mod hosts;
+#[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
 pub mod own;
@@ -103,7 +105,9 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
-            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
+            // SAFETY: getuid has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            let judge = sockets::Judge { hosts: hosts::Hosts::new(&host_pids(&req), uid), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
             let files = files_of(&req, &rules, made);
             // Only a workspace-write session changes files: in any other

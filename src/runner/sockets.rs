@@ -8,8 +8,9 @@
 //! `sendto(2)` that names an address, reads the address once, and judges it
 //! here:
 //!
-//! - a TCP or UDP port some process of the DSH host listens on, reached at
-//!   an address of this machine, is refused;
+//! - a TCP or UDP port some DSH host process of this user listens on
+//!   (found at that moment: [`super::hosts`]), reached at an address of
+//!   this machine, is refused;
 //! - a unix socket (a path or an abstract name) is refused unless a process
 //!   of this very call listens on it, or a rule or grant of the call with
 //!   write names its path (connecting to a socket is a write to it);
@@ -84,8 +85,8 @@ pub struct Opened {
 /// What the judge knows about this call.
 #[derive(Clone)]
 pub struct Judge {
-    /// The DSH host's processes (their listeners are the control plane).
-    pub hosts: Vec<i32>,
+    /// The DSH hosts (their listeners are the control plane), found live.
+    pub hosts: super::hosts::Hosts,
     /// The roots a rule or grant of the call opens for write: a unix
     /// socket at or under one may be reached.
     pub socket_roots: Vec<(String, bool)>,
@@ -176,7 +177,7 @@ impl Judge {
         if inodes.is_empty() {
             return None;
         }
-        self.hosts.iter().copied().find(|&pid| socket_inodes(pid).iter().any(|i| inodes.contains(i)))
+        self.hosts.live().into_iter().find(|&pid| socket_inodes(pid).iter().any(|i| inodes.contains(i)))
     }
 
     fn tree_holds(&self, inodes: &BTreeSet<u64>) -> bool {

@@ -48,6 +48,9 @@ pub struct Files {
 /// How a refusal starts on the call's standard error: the plugin reads
 /// these lines back into the ledger (a socket, not a path, was refused).
 pub const REFUSED: &str = super::refusals::PREFIX;
+/// How the runner says the call left processes running (background
+/// servers): they stay fenced, under a detached copy of the supervisor.
+pub const LEFT_RUNNING: &str = "dsh-allow: left running: ";
 
 /// The filter: what goes to the supervisor, and what is refused outright
 /// from registers alone.
@@ -414,6 +417,13 @@ fn wait_inflight(inflight: &AtomicUsize) {
 fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     let me = std::process::id() as i32;
     let tree: Vec<Proc> = super::sockets::children_of(me).into_iter().filter_map(Proc::of).collect();
+    // Said on the call's standard error, which the plugin records in the
+    // ledger: what of the call keeps running, fenced and supervised.
+    let hand = files.hand.as_ref().map(|h| h.pid);
+    let left: Vec<String> = tree.iter().filter(|p| Some(p.pid) != hand).map(|p| p.pid.to_string()).collect();
+    if !left.is_empty() {
+        eprintln!("{LEFT_RUNNING}{} process{} of this call (pids {}), still fenced and supervised", left.len(), if left.len() == 1 { "" } else { "es" }, left.join(" "));
+    }
     // SAFETY: the copy only makes system calls and serves; it never returns.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
