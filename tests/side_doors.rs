@@ -397,6 +397,62 @@ print("sid is mine", os.getsid(0) == os.getpid() or os.getsid(0) != os.getsid(os
 }
 
 #[test]
+fn what_the_user_types_at_the_terminal_never_reaches_the_call() {
+    for_each_user("tty-read", |w| {
+        // The call says it is ready, then tries every way back to the
+        // terminal its output goes to: the descriptors themselves, and the
+        // same files reopened for reading through /proc/self/fd.
+        let probe = r#"
+import os, select, sys
+print("ready", flush=True)
+got = []
+for fd in (1, 2):
+    r, _, _ = select.select([fd], [], [], 1.5)
+    if r:
+        try: got.append(os.read(fd, 100))
+        except OSError: pass
+    try:
+        again = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        r, _, _ = select.select([again], [], [], 0.2)
+        if r: got.append(os.read(again, 100))
+    except OSError: pass
+print("typed:", b"".join(got).decode(errors="replace").strip() or "nothing", flush=True)
+"#;
+        // On a terminal of its own, with no echo: what the "user" types
+        // shows only if a process reads it and prints it.
+        let outer = r#"
+import os, pty, sys, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+attrs = termios.tcgetattr(fd)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(fd, termios.TCSANOW, attrs)
+out = b""
+typed = False
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b: break
+    out += b
+    if b"ready" in out and not typed:
+        os.write(fd, b"secret-keys\n")
+        typed = True
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+        let profile = w.profile(json!({})).to_string();
+        let runner = w.runner.to_string_lossy().into_owned();
+        let fenced = text(&w.command(&["/usr/bin/python3", "-c", outer, &runner, "run", "--profile-json", &profile, "--", "/usr/bin/python3", "-c", probe]).output().unwrap());
+        let open = text(&w.command(&["/usr/bin/python3", "-c", outer, "/usr/bin/python3", "-c", probe]).output().unwrap());
+        assert!(open.contains("typed: secret-keys"), "control: unfenced, the program reads what is typed: {open}");
+        assert!(fenced.contains("ready") && fenced.contains("typed: nothing"), "the call read the terminal, or its output did not reach it: {fenced}");
+    });
+}
+
+#[test]
 fn signals_reach_the_calls_own_processes_only() {
     for_each_user("signals", |w| {
         let outside = w.daemon("print('ready')\nimport time; time.sleep(600)");

@@ -133,9 +133,14 @@ pub fn main(args: &[String]) -> u8 {
                     Vec::new()
                 })
             };
+            let relay = match isolate::Relay::for_terminals() {
+                Ok(r) => r,
+                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
+            };
             let child = supervise::Child {
                 argv,
                 own_session: isolate::has_terminal(),
+                relay,
                 fence: Box::new(fence),
                 files: watch_files,
                 hand: None,

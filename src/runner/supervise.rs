@@ -136,6 +136,8 @@ pub struct Child<'a> {
     pub argv: &'a [String],
     /// Leave the user's terminal (a session of its own).
     pub own_session: bool,
+    /// Pipes in place of a terminal at 1 and 2 (see isolate.rs).
+    pub relay: Option<super::isolate::Relay>,
     /// Make the mounts and apply Landlock; the lines `--report-fence` prints.
     pub fence: Box<dyn FnOnce() -> Result<Vec<String>, (u8, String)> + 'a>,
     /// Whether a socket path is named by the call's grants (its variable is kept).
@@ -173,6 +175,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     };
     let me = std::process::id() as i32;
     let own_session = child.own_session;
+    let relay = child.relay.take();
     // SAFETY: this process is single-threaded here; the child only makes
     // system calls and execs or exits.
     let pid = unsafe { libc::fork() };
@@ -189,7 +192,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
                 libc::close(hand_pair[0]);
             }
         }
-        let code = become_command(child, pair[1], me);
+        let code = become_command(Child { relay, ..child }, pair[1], me);
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(code as i32) }
     }
@@ -207,17 +210,27 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         // first closed its end, and the greeting reads the end of it.
         files.hand = if listener.is_some() { Hand::greet(ours) } else { None };
     }
-    supervise(pid, own_session, listener, sigfd, judge, files)
+    // Ours: the read ends; the write ends are the child's.
+    let relay = relay.map(|mut r| {
+        r.ends.clear();
+        r
+    });
+    supervise(pid, own_session, listener, sigfd, judge, files, relay)
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
-fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
+fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // SAFETY: prctl with integers; the check after it closes the race with
     // a supervisor that died before the call.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if libc::getppid() != supervisor {
             return super::EXIT_FAILED;
+        }
+    }
+    if let Some(r) = child.relay.as_mut() {
+        if let Err(e) = r.take_ends() {
+            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
         }
     }
     if child.own_session {
@@ -297,18 +310,31 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// It blocks in poll and never spins: once no process uses the filter any
 /// more (POLLHUP, which stays), the listener leaves the poll set and only
 /// the child's end is awaited.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files) -> u8 {
+fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let mut status: Option<i32> = None;
     let mut idle = listener.is_none();
+    // The terminal's pipes still open (see isolate.rs).
+    let mut open: Vec<usize> = relay.as_ref().map_or(Vec::new(), |r| (0..r.copies.len()).collect());
     loop {
         let lfd = listener.as_ref().map_or(-1, |l| l.as_raw_fd());
-        let mut fds = [libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
-        let n = if idle { 1 } else { 2 };
-        // SAFETY: an array of `n` pollfds.
-        if unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, -1) } < 0 {
+        let mut fds = vec![libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: if idle { -1 } else { lfd }, events: libc::POLLIN, revents: 0 }];
+        if let Some(r) = &relay {
+            fds.extend(open.iter().map(|&i| libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
+        }
+        // SAFETY: a vector of pollfds of the length passed (a negative fd is skipped).
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
             continue;
         }
+        if let Some(r) = &relay {
+            let ready: Vec<(usize, i16)> = open.iter().zip(&fds[2..]).map(|(&i, p)| (i, p.revents)).collect();
+            for (i, revents) in ready {
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && !r.copy(i) {
+                    open.retain(|&o| o != i);
+                }
+            }
+        }
+        let n = if idle { 1 } else { 2 };
         if fds[0].revents & libc::POLLIN != 0 {
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
@@ -327,8 +353,17 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
             idle = true;
         }
         let Some(st) = status else { continue };
-        // The child is gone. Processes it left behind may still use the
-        // filter (POLLHUP when none does).
+        // The child is gone: what it wrote to the terminal's pipes is copied
+        // out (processes it left behind lose the terminal, as at a hang-up).
+        if let Some(r) = &relay {
+            for &i in &open {
+                let mut p = libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                // SAFETY: one pollfd, no wait.
+                while unsafe { libc::poll(&mut p, 1, 0) } == 1 && p.revents & libc::POLLIN != 0 && r.copy(i) {}
+            }
+        }
+        // Processes it left behind may still use the filter (POLLHUP when
+        // none does).
         if let Some(l) = &listener {
             if !hung_up(l.as_raw_fd()) {
                 detach(l.as_raw_fd(), &judge, &mut files);
