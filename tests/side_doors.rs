@@ -209,6 +209,86 @@ fn a_daemon_outside_the_call_is_refused_on_its_socket_path_and_its_abstract_name
     });
 }
 
+/// A broker outside the call on a unix datagram socket: what it is sent
+/// goes into ~/.bashrc, and it answers with a descriptor of the key.
+fn broker(w: &World) -> Daemon {
+    let code = format!(
+        r#"
+import os, socket
+rc, key = {rc:?}, {key:?}
+open(key, "w").write("the-private-key")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind({path:?})
+print("ready", flush=True)
+while True:
+    data, addr = s.recvfrom(4096)
+    open(rc, "a").write(data.decode())
+    if addr:
+        fd = os.open(key, os.O_RDONLY)
+        s.sendmsg([b"key"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd.to_bytes(4, "little"))], 0, addr)
+        os.close(fd)
+"#,
+        rc = w.p("home/.bashrc"),
+        key = w.p("outside/key"),
+        path = w.p("outside/broker.sock"),
+    );
+    w.daemon(&code)
+}
+
+#[test]
+fn a_datagram_to_a_daemon_outside_the_call_is_judged_as_a_connect() {
+    for_each_user("datagram", |w| {
+        let _b = broker(w);
+        // sendmsg with the daemon's address on an unconnected socket (the
+        // header the filter cannot read), then sendmmsg and sendto.
+        let code = format!(
+            r#"
+import array, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("")
+s.settimeout(2)
+for how in ("sendmsg", "sendto"):
+    try:
+        if how == "sendmsg": s.sendmsg([b"echo PWNED\n"], [], 0, {path:?})
+        else: s.sendto(b"echo PWNED\n", {path:?})
+        msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(4))
+        fds = array.array("i", anc[0][2]) if anc else []
+        print(how, "reached", open(fds[0]).read() if fds else "no key")
+    except OSError as e:
+        print(how, "refused:", e)
+"#,
+            path = w.p("outside/broker.sock")
+        );
+        let (fenced, open) = w.both(&w.profile(json!({})), &code);
+        assert!(open.contains("sendmsg reached the-private-key"), "control: unfenced, the broker answers with the key: {open}");
+        assert!(fenced.contains("sendmsg refused: [Errno 13]") && fenced.contains("sendto refused: [Errno 13]"), "{fenced}");
+        assert!(fenced.contains("dsh-allow: refused connect to unix socket"), "the refusal is named: {fenced}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let rc = fs::read_to_string(w.p("home/.bashrc")).unwrap_or_default();
+        assert_eq!(rc.matches("PWNED").count(), 2, "only the unfenced controls reached ~/.bashrc: {rc}");
+    });
+}
+
+#[test]
+fn datagrams_between_the_calls_own_sockets_carry_data_and_descriptors() {
+    for_each_user("datagram-own", |w| {
+        let code = r#"
+import array, os, socket
+a = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); a.bind("a.sock")
+b = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); b.bind("b.sock")
+open("note", "w").write("passed along")
+fd = os.open("note", os.O_RDONLY)
+b.sendmsg([b"one", b"-two"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))], 0, "a.sock")
+msg, anc, _, _ = a.recvmsg(16, socket.CMSG_SPACE(4))
+print("got", msg, os.read(array.array("i", anc[0][2])[0], 20))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.sendmsg([b"udp"], [], 0, u.getsockname())
+print("udp", u.recv(8))
+"#;
+        let out = text(&w.python(Some(&w.profile(json!({}))), code));
+        assert!(out.contains("got b'one-two' b'passed along'") && out.contains("udp b'udp'"), "{out}");
+    });
+}
+
 #[test]
 fn a_socket_a_rule_of_the_call_names_may_be_reached() {
     for_each_user("granted", |w| {

@@ -17,6 +17,8 @@ pub mod caller;
 #[cfg(target_os = "linux")]
 pub mod creates;
 #[cfg(target_os = "linux")]
+pub mod datagrams;
+#[cfg(target_os = "linux")]
 pub mod hand;
 #[cfg(target_os = "linux")]
 pub mod hosts;

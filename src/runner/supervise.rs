@@ -20,7 +20,6 @@
 //! ([`super::creates`]), and every removal and rename is judged
 //! ([`super::removals`]): delete means what existed before the call.
 
-use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,7 +31,7 @@ use super::refusals::Refusals;
 use super::removals::Removals;
 use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
-use super::sockets::{decode, Judge, Opened, Peer, Proc, Refusal};
+use super::sockets::{judge_address, unix_address, Judge, Proc};
 
 /// What the supervisor keeps about the call's files.
 pub struct Files {
@@ -63,6 +62,9 @@ pub fn filter_lines(files: bool) -> Vec<Line> {
         // header the filter cannot read: refused (a plain connect works).
         Line { nr: libc::SYS_sendmsg, when: When::AnyBit { arg: 2, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
         Line { nr: libc::SYS_sendmmsg, when: When::AnyBit { arg: 3, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
+        // A message may carry its own address (datagrams.rs).
+        Line { nr: libc::SYS_sendmsg, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_sendmmsg, when: When::Always, action: Action::Notify },
         // Signals: Landlock's scope refuses those to processes outside the
         // call (ABI 6); the supervisor sees them first to name a refusal.
         Line { nr: libc::SYS_kill, when: When::Always, action: Action::Notify },
@@ -200,7 +202,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
-    let listener = receive_fd(channel.as_raw_fd());
+    let listener = take_listener(channel.as_raw_fd(), pid);
     drop(channel);
     if hand_pair[0] >= 0 {
         // SAFETY: our copy of the hand's end; ours, owned here.
@@ -263,7 +265,10 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot install the socket filter: errno {e}; nothing was run")),
     };
-    if let Err(e) = send_fd(channel, listener.as_raw_fd()) {
+    // The filter is up: a sendmsg of this process would now wait on the
+    // supervisor it is addressed to. The supervisor takes the descriptor
+    // by its number (pidfd_getfd) and says so.
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd()) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
     }
     drop(listener);
@@ -507,6 +512,7 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
         libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => {
             return removal(listener, &n, files);
         }
+        libc::SYS_sendmsg | libc::SYS_sendmmsg => return datagram(listener, &n, judge, inflight),
         libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
             let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
             return super::creates::create(listener, &n, &mut maker);
@@ -557,6 +563,71 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
             None => connect(&target, &addr),
         };
         drop(opened);
+        seccomp::answer(listener, id, result);
+    };
+    if blocking {
+        inflight.fetch_add(1, Ordering::SeqCst);
+        let counter = inflight.clone();
+        std::thread::spawn(move || {
+            work();
+            counter.fetch_sub(1, Ordering::SeqCst);
+        });
+    } else {
+        work();
+    }
+}
+
+/// sendmsg or sendmmsg: on a datagram socket every message is read once,
+/// its address judged as a connect, and sent by the supervisor on the
+/// caller's socket (datagrams.rs); on any other socket the call runs.
+fn datagram(listener: RawFd, n: &Notif, judge: &Judge, inflight: &Arc<AtomicUsize>) {
+    use super::datagrams::{datagram_socket, mmsg_at, read_message, send, write_len};
+    let a = n.data.args;
+    let sock = match datagram_socket(n.pid, a[0] as i32) {
+        Ok(Some(s)) => s,
+        Ok(None) => return seccomp::let_run(listener, n.id),
+        Err(e) => return seccomp::answer(listener, n.id, Err(e)),
+    };
+    let many = n.data.nr as i64 == libc::SYS_sendmmsg;
+    let (count, flags) = if many { ((a[2] as u32 as usize).min(1024), a[3] as i32) } else { (1, a[2] as i32) };
+    let mut msgs = Vec::new();
+    for i in 0..count {
+        let at = if many { mmsg_at(a[1], i).0 } else { a[1] };
+        match read_message(n.pid, at, judge) {
+            Ok(m) => msgs.push(m),
+            Err(r) => {
+                if !r.why.is_empty() {
+                    eprintln!("{REFUSED}{} ({})", r.why, program_of(n.pid));
+                }
+                // sendmmsg sends what came before the first it cannot.
+                if msgs.is_empty() {
+                    return seccomp::answer(listener, n.id, Err(r.errno));
+                }
+                break;
+            }
+        }
+    }
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    let blocking = !nonblocking(&sock) && flags & libc::MSG_DONTWAIT == 0;
+    let (pid, id, vector) = (n.pid, n.id, a[1]);
+    let work = move || {
+        let mut sent = 0i64;
+        let mut last = Ok(0);
+        for (i, m) in msgs.iter().enumerate() {
+            last = send(&sock, m, flags, pid);
+            match last {
+                Ok(bytes) => {
+                    if many {
+                        write_len(pid, mmsg_at(vector, i).1, bytes as u32);
+                    }
+                    sent += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        let result = if many && sent > 0 { Ok(sent) } else { last };
         seccomp::answer(listener, id, result);
     };
     if blocking {
@@ -666,44 +737,6 @@ fn comm_of(pid: i32) -> String {
 /// Datagrams and a Fast Open's first bytes fit well under this.
 const MAX_SEND: usize = 16 << 20;
 
-fn judge_address(pid: u32, bytes: &[u8], judge: &Judge) -> (Result<(), Refusal>, Option<Opened>) {
-    match decode(bytes) {
-        Some(Peer::Ip(ip, port)) => (judge.ip(ip, port), None),
-        Some(Peer::UnixAbstract(name)) => (judge.unix_abstract(&name), None),
-        Some(Peer::UnixPath(path)) => match open_for(pid, &path) {
-            Ok(o) => (judge.unix_path(&o), Some(o)),
-            Err(e) => (Err(Refusal { errno: e, why: String::new() }), None),
-        },
-        Some(Peer::Other(_)) | None => (Ok(()), None),
-    }
-}
-
-/// Open a unix socket's path as the caller would reach it (relative to its
-/// working directory, from its root), without reading it, following links
-/// as connect does.
-fn open_for(pid: u32, path: &[u8]) -> Result<Opened, i32> {
-    let base = if path.first() == Some(&b'/') { format!("/proc/{pid}/root") } else { format!("/proc/{pid}/cwd/") };
-    let mut full = base.into_bytes();
-    full.extend_from_slice(path);
-    let c = std::ffi::CString::new(full).map_err(|_| libc::EINVAL)?;
-    // SAFETY: a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(Opened { fd, real })
-}
-
-fn unix_address(path: &str) -> Vec<u8> {
-    let mut b = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
-    b.extend_from_slice(path.as_bytes());
-    b.push(0);
-    b
-}
-
 fn thread_group(tid: u32) -> Option<i32> {
     super::sockets::thread_group_of(tid as i32)
 }
@@ -750,54 +783,33 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-fn send_fd(channel: RawFd, fd: RawFd) -> Result<(), String> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
+/// In the child: say the listener's number and wait until the supervisor
+/// has taken its copy.
+fn hand_over_listener(channel: RawFd, fd: RawFd) -> Result<(), String> {
+    let n = fd.to_ne_bytes();
+    // SAFETY: buffers of the lengths passed.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut RawFd, fd);
-        if libc::sendmsg(channel, &msg, 0) < 0 {
+        if libc::write(channel, n.as_ptr().cast(), n.len()) != n.len() as isize {
             return Err(std::io::Error::last_os_error().to_string());
+        }
+        let mut ack = [0u8; 1];
+        if libc::read(channel, ack.as_mut_ptr().cast(), 1) != 1 {
+            return Err("the supervisor did not take it".into());
         }
     }
     Ok(())
 }
 
-/// The listener the child sends, or None when it failed before sending
-/// (its exit status says why).
-fn receive_fd(channel: RawFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut bufs = [IoSliceMut::new(&mut byte)];
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = bufs.as_mut_ptr().cast();
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        if libc::recvmsg(channel, &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
-            return None;
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
-        Some(OwnedFd::from_raw_fd(fd))
+/// The listener of the child `pid`, taken by the number it says, or None
+/// when it failed before (its exit status says why).
+fn take_listener(channel: RawFd, pid: i32) -> Option<OwnedFd> {
+    let mut n = [0u8; 4];
+    // SAFETY: a buffer of the length passed.
+    if unsafe { libc::read(channel, n.as_mut_ptr().cast(), n.len()) } != n.len() as isize {
+        return None;
     }
+    let fd = super::caller::take_fd(pid as u32, i32::from_ne_bytes(n)).ok()?;
+    // SAFETY: a one-byte buffer.
+    unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
+    Some(fd)
 }
