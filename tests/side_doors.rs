@@ -533,29 +533,70 @@ sys.stdout.write(out.decode(errors="replace"))
 }
 
 #[test]
+fn other_processes_command_lines_are_hidden_from_the_call() {
+    for_each_user("cmdline", |w| {
+        // A process of the user's outside the call, with a token on its
+        // command line (a client started with --password=…).
+        let token = format!("sekrit-{}", std::process::id());
+        let mut outside = w.command(&["/bin/sh", "-c", "sleep 30", &format!("--token={token}")]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let code = r#"
+import os
+seen, mine = [], 0
+for p in os.listdir("/proc"):
+    if not p.isdigit(): continue
+    try: seen.append(open(f"/proc/{p}/cmdline", "rb").read())
+    except OSError: pass
+print("processes", len(seen))
+# The token, put together here so this command line does not hold it.
+token = b"sekrit-" + b"PID"
+print("token" if any(token in c for c in seen) else "no token")
+"#
+        .replace("PID", &std::process::id().to_string());
+        let (fenced, open) = w.both(&w.profile(json!({})), &code);
+        let _ = outside.kill();
+        let _ = outside.wait();
+        assert!(open.lines().any(|l| l == "token"), "control: unfenced, the token is on /proc: {open}");
+        assert!(fenced.contains("no token"), "the call read another process's command line: {fenced}");
+    });
+}
+
+#[test]
 fn signals_reach_the_calls_own_processes_only() {
     for_each_user("signals", |w| {
-        let outside = w.daemon("print('ready')\nimport time; time.sleep(600)");
+        // Outside the call: a daemon that notes every SIGUSR1 it gets, and
+        // the runner's own parent (this test, standing for the host).
+        let log = w.p("outside/signals");
+        let outside = w.daemon(&format!("import signal, time\nsignal.signal(signal.SIGUSR1, lambda *a: open({log:?}, 'a').write('got\\n'))\nprint('ready', flush=True)\nwhile True: time.sleep(1)"));
         let code = format!(
             r#"
 import os, signal, subprocess
 child = subprocess.Popen(["/usr/bin/sleep", "30"])
 os.kill(child.pid, signal.SIGTERM); child.wait(); print("own", child.returncode)
-for name, pid in (("outside", {outside}), ("parent", os.getppid())):
-    try: os.kill(pid, signal.SIGUSR1); print(name, "delivered")
+for name, pid in (("outside", {outside}), ("host", {host})):
+    try: os.kill(pid, signal.SIGUSR1); print(name, "sent")
     except OSError as e: print(name, "refused", e.errno)
 try:
-    fd = os.pidfd_open({outside}); signal.pidfd_send_signal(fd, signal.SIGTERM); print("pidfd delivered")
+    fd = os.pidfd_open({outside}); signal.pidfd_send_signal(fd, signal.SIGUSR1); print("pidfd sent")
 except OSError as e: print("pidfd refused", e.errno)
 "#,
-            outside = outside.pid()
+            outside = outside.pid(),
+            host = std::process::id(),
         );
         let fenced = text(&w.python(Some(&w.profile(json!({}))), &code));
-        assert!(fenced.contains("own -15"), "{fenced}");
-        assert!(fenced.contains("outside refused 1") && fenced.contains("parent refused 1") && fenced.contains("pidfd refused 1"), "{fenced}");
-        assert!(fenced.contains("dsh-allow: refused signal 10 to pid"), "the refusal is named: {fenced}");
-        let open = text(&w.python(None, &format!("import os, signal\nos.kill({}, 0); print('outside delivered')", outside.pid())));
+        assert!(fenced.contains("own -15"), "the call's own child takes its signal: {fenced}");
+        // In the call's own process namespace an outside pid names nothing
+        // (ESRCH); where it names something, Landlock's scope and the
+        // supervisor refuse it (EPERM, named).
+        for what in ["outside", "host", "pidfd"] {
+            assert!(fenced.contains(&format!("{what} refused 3")) || fenced.contains(&format!("{what} refused 1")), "{what}: {fenced}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!Path::new(&log).exists(), "a signal reached the process outside the call: {fenced}");
+        let open = text(&w.python(None, &format!("import os, signal\nos.kill({}, signal.SIGUSR1); print('outside delivered')", outside.pid())));
         assert!(open.contains("outside delivered"), "{open}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(fs::read_to_string(&log).is_ok_and(|l| l.contains("got")), "control: unfenced, the daemon notes the signal");
     });
 }
 
@@ -579,16 +620,18 @@ call("open_tree", 428, -100, b".", 1 | AT_RECURSIVE)
 handle = ctypes.create_string_buffer(136); ctypes.memmove(handle, (ctypes.c_uint32 * 2)(128, 0), 8)
 call("open_by_handle_at", 304, -100, handle, 0)
 call("unshare(newns) then mount", 272, 0x20000)
-try: open("/proc/%d/environ" % os.getppid()).read(); print("parent environ read")
-except OSError as e: print("parent environ refused", e.errno)
+try: open("/proc/HOST/environ").read(); print("host environ read")
+except OSError as e: print("host environ refused", e.errno)
 print("CapEff", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
 print("CapBnd", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapBnd")][0])
 "#;
-    let (fenced, open) = w.both(&w.profile(json!({})), code);
+    // The runner's parent (this test) stands for the host.
+    let code = code.replace("HOST", &std::process::id().to_string());
+    let (fenced, open) = w.both(&w.profile(json!({})), &code);
     for call in ["mount_setattr", "open_tree", "open_by_handle_at"] {
         assert!(fenced.contains(&format!("{call} refused 1")), "{call}: {fenced}");
     }
-    assert!(fenced.contains("parent environ refused"), "{fenced}");
+    assert!(fenced.contains("host environ refused"), "{fenced}");
     // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE AUDIT_WRITE
     assert!(fenced.contains("CapEff 00000000200004fb") && fenced.contains("CapBnd 00000000200004fb"), "{fenced}");
     assert!(open.contains("open_tree worked"), "control: root unfenced clones a mount: {open}");

@@ -40,6 +40,9 @@ pub struct Files {
     pub rights: Rights,
     /// Where Landlock grants removal itself (see creates.rs).
     pub quick: Vec<String>,
+    /// The call runs in a process namespace of its own (init.rs): it can
+    /// name no process outside, and its pids are not the supervisor's.
+    pub own_pids: bool,
     pub hand: Option<Hand>,
     pub refusals: Refusals,
 }
@@ -132,6 +135,14 @@ pub fn filter_lines(files: bool) -> Vec<Line> {
     lines
 }
 
+/// Between the mounts and Landlock: given whether the call's own process
+/// namespace was entered (or why not), start its init there; says what the
+/// call's processes see, for `--report-fence`.
+pub type Between<'b> = dyn FnMut(Result<(), String>) -> Result<String, (u8, String)> + 'b;
+/// Make the mounts, call `between`, apply Landlock; the lines
+/// `--report-fence` prints.
+pub type Fence<'a> = Box<dyn FnOnce(&mut Between) -> Result<Vec<String>, (u8, String)> + 'a>;
+
 /// What the child does before exec, in order; each may fail the call
 /// (exit code, message), and then nothing of the command ran.
 pub struct Child<'a> {
@@ -141,7 +152,7 @@ pub struct Child<'a> {
     /// Pipes in place of a terminal at 1 and 2 (see isolate.rs).
     pub relay: Option<super::isolate::Relay>,
     /// Make the mounts and apply Landlock; the lines `--report-fence` prints.
-    pub fence: Box<dyn FnOnce() -> Result<Vec<String>, (u8, String)> + 'a>,
+    pub fence: Fence<'a>,
     /// Whether a socket path is named by the call's grants (its variable is kept).
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
     /// Whether to report the fence on standard error once it is up.
@@ -163,6 +174,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
             return super::fail(super::EXIT_FAILED, &format!("cannot make the helper's channel: {}; nothing was run", std::io::Error::last_os_error()));
         }
         child.hand = Some(hand_pair[1]);
+        super::caller::pass_credentials(hand_pair[0], true);
     }
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
@@ -171,6 +183,9 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
+    // Who hands the listener over is read from the message (the command's
+    // process, in a namespace of its own or not).
+    super::caller::pass_credentials(pair[0], true);
     let (old_mask, sigfd) = match watch_signals() {
         Ok(s) => s,
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
@@ -202,7 +217,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
-    let listener = take_listener(channel.as_raw_fd(), pid);
+    let taken = take_listener(channel.as_raw_fd());
     drop(channel);
     if hand_pair[0] >= 0 {
         // SAFETY: our copy of the hand's end; ours, owned here.
@@ -210,8 +225,16 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         let ours = unsafe { OwnedFd::from_raw_fd(hand_pair[0]) };
         // The hand greets before the listener is sent; a child that failed
         // first closed its end, and the greeting reads the end of it.
-        files.hand = if listener.is_some() { Hand::greet(ours) } else { None };
+        files.hand = if taken.is_some() { Hand::greet(ours) } else { None };
     }
+    let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
+    if let (Some(h), Some(t)) = (files.hand.as_mut(), &taken) {
+        if t.hand != 0 {
+            h.ns_pid = t.hand;
+        }
+    }
+    files.own_pids = own_pids;
+    let listener = taken.map(|t| t.fd);
     // Ours: the read ends; the write ends are the child's.
     let relay = relay.map(|mut r| {
         r.ends.clear();
@@ -241,7 +264,23 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     let cleared = super::isolate::scrub_environment(&*child.granted);
-    let lines = match (child.fence)() {
+    // In the call's own process namespace this process stays behind as
+    // the relay of the command's status, and its init goes on (init.rs).
+    let mut init: Option<super::init::Init> = None;
+    let keep = [channel, child.hand.unwrap_or(-1)];
+    let mut between = |pids: Result<(), String>| -> Result<String, (u8, String)> {
+        if let Err(why) = pids {
+            return Ok(format!("visible ({why})"));
+        }
+        let i = super::init::start(&keep).map_err(|e| (super::EXIT_FAILED, format!("{e}; nothing was run")))?;
+        let seen = match i.mount_proc() {
+            Ok(()) => "its own only (a process namespace of the call's, with its own /proc)".to_string(),
+            Err(e) => format!("visible ({e})"),
+        };
+        init = Some(i);
+        Ok(seen)
+    };
+    let lines = match (child.fence)(&mut between) {
         Ok(lines) => lines,
         Err((code, e)) => return super::fail(code, &e),
     };
@@ -252,10 +291,23 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     // The hand: under this same fence, before the filter (its own calls
-    // are the supervisor's, not the command's).
-    if let Some(chan) = child.hand {
-        if let Err(e) = super::hand::spawn(chan) {
-            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+    // are the supervisor's, not the command's); the init's child, or else
+    // reparented to the supervisor.
+    let hand = match child.hand.map(|chan| super::hand::spawn(chan, init.is_some())).transpose() {
+        Ok(h) => h.flatten(),
+        Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
+    };
+    // The init starts the command and stays to reap.
+    let own_pids = init.is_some();
+    if let Some(i) = init {
+        // SAFETY: fork in the single-threaded init.
+        let command = unsafe { libc::fork() };
+        if command < 0 {
+            return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+        if command > 0 {
+            super::isolate::quiet_init(channel);
+            i.serve(command, hand);
         }
     }
     let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
@@ -268,7 +320,7 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // The filter is up: a sendmsg of this process would now wait on the
     // supervisor it is addressed to. The supervisor takes the descriptor
     // by its number (pidfd_getfd) and says so.
-    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd()) {
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), hand, own_pids) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
     }
     drop(listener);
@@ -460,7 +512,13 @@ fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     // Said on the call's standard error, which the plugin records in the
     // ledger: what of the call keeps running, fenced and supervised.
     let hand = files.hand.as_ref().map(|h| h.pid);
-    let left: Vec<String> = tree.iter().filter(|p| Some(p.pid) != hand).map(|p| p.pid.to_string()).collect();
+    // The call's init (init.rs) is ours: what it reaps is what was left.
+    let left: Vec<String> = tree
+        .iter()
+        .flat_map(|p| if super::init::is_init(p.pid) { super::sockets::children_of(p.pid) } else { vec![p.pid] })
+        .filter(|&p| Some(p) != hand)
+        .map(|p| p.to_string())
+        .collect();
     if !left.is_empty() {
         eprintln!("{LEFT_RUNNING}{} process{} of this call (pids {}), still fenced and supervised", left.len(), if left.len() == 1 { "" } else { "es" }, left.join(" "));
     }
@@ -517,7 +575,7 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
             let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
             return super::creates::create(listener, &n, &mut maker);
         }
-        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.pid)),
+        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.ns_pid), files.own_pids),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
         return seccomp::answer(listener, n.id, Err(libc::EINVAL));
@@ -700,7 +758,7 @@ fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
 /// kernel sends only to those it may) it runs, and Landlock's scope judges
 /// it again; to one process outside the call it is refused here, EPERM as
 /// Landlock's own refusal, with a line that names it.
-fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>) {
+fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>, own_pids: bool) {
     let a = n.data.args;
     let (target, sig) = match n.data.nr as i64 {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
@@ -711,8 +769,10 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>) {
     };
     // The hand is the supervisor's, not the call's (a stopped hand makes
     // nothing more for the call, which then knows nothing as its own).
-    let to_hand = hand.is_some_and(|h| h == target || super::sockets::thread_group_of(target) == Some(h));
-    if !to_hand && (target <= 0 || judge.in_call(target)) {
+    // In a process namespace of its own a pid names only the call's own
+    // processes (and the supervisor reads none of them by it).
+    let to_hand = hand.is_some_and(|h| h == target || (!own_pids && super::sockets::thread_group_of(target) == Some(h)));
+    if !to_hand && (target <= 0 || own_pids || judge.in_call(target)) {
         return seccomp::let_run(listener, n.id);
     }
     if !seccomp::still_waiting(listener, n.id) {
@@ -783,10 +843,14 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-/// In the child: say the listener's number and wait until the supervisor
-/// has taken its copy.
-fn hand_over_listener(channel: RawFd, fd: RawFd) -> Result<(), String> {
-    let n = fd.to_ne_bytes();
+/// In the child: say the listener's number (and the hand's pid as the call
+/// sees it: a signal to it is refused) and wait until the supervisor has
+/// taken its copy. The supervisor reads who wrote it from the message's
+/// credentials (SO_PASSCRED).
+fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bool) -> Result<(), String> {
+    let mut n = fd.to_ne_bytes().to_vec();
+    n.extend(hand.unwrap_or(0).to_ne_bytes());
+    n.extend(i32::from(own_pids).to_ne_bytes());
     // SAFETY: buffers of the lengths passed.
     unsafe {
         if libc::write(channel, n.as_ptr().cast(), n.len()) != n.len() as isize {
@@ -802,14 +866,24 @@ fn hand_over_listener(channel: RawFd, fd: RawFd) -> Result<(), String> {
 
 /// The listener of the child `pid`, taken by the number it says, or None
 /// when it failed before (its exit status says why).
-fn take_listener(channel: RawFd, pid: i32) -> Option<OwnedFd> {
-    let mut n = [0u8; 4];
-    // SAFETY: a buffer of the length passed.
-    if unsafe { libc::read(channel, n.as_mut_ptr().cast(), n.len()) } != n.len() as isize {
+fn take_listener(channel: RawFd) -> Option<Listener> {
+    let mut n = [0u8; 12];
+    let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
+    if got != n.len() {
         return None;
     }
-    let fd = super::caller::take_fd(pid as u32, i32::from_ne_bytes(n)).ok()?;
+    let word = |i: usize| i32::from_ne_bytes(n[i..i + 4].try_into().unwrap());
+    let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
     // SAFETY: a one-byte buffer.
     unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
-    Some(fd)
+    Some(Listener { fd, hand: word(4), own_pids: word(8) != 0 })
+}
+
+/// The filter's listener, as the command's process handed it over.
+struct Listener {
+    fd: OwnedFd,
+    /// The hand's pid as the call numbers it (0: none, or not known).
+    hand: i32,
+    /// The call runs in a process namespace of its own.
+    own_pids: bool,
 }
