@@ -151,6 +151,7 @@ pub fn main(args: &[String]) -> u8 {
                 fence: Box::new(fence),
                 files: watch_files,
                 hand: None,
+                status: -1,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };
