@@ -1099,6 +1099,7 @@ mod kernel {
                     grants: &[],
                     protected_files: &req.protected_files,
                     for_fence: false,
+                    managed: None,
                 },
                 &host,
             );
