@@ -31,6 +31,8 @@ export const parseRules = core.parseRules
 export const managedPolicy = core.managedPolicy
 export const describeManaged = core.describeManaged
 export const managedSystemFile = core.managedSystemFile
+/** `managedRuleCheck(policy, rule, home, platform) -> {refused?, notes}`: may /allow add store this rule. */
+export const managedRuleCheck = core.managedRuleCheck
 export const renderRules = core.renderRules
 /** `workspaceRefusal(workspace, home) -> string | undefined`: why a session's workspace is not one (`/`, above home). */
 export const workspaceRefusal = core.workspaceRefusal

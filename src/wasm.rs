@@ -264,6 +264,15 @@ pub fn describe_managed(policy: JsValue) -> Result<JsValue, JsError> {
     to_js(&policy.describe())
 }
 
+/// `managedRuleCheck(policy, rule, home, platform)`: may `/allow add` store this rule.
+#[wasm_bindgen(js_name = managedRuleCheck)]
+pub fn managed_rule_check(policy: JsValue, rule: JsValue, home: &str, platform: JsValue) -> Result<JsValue, JsError> {
+    let policy: crate::policy::managed::Managed = from_js(policy, "managed policy")?;
+    let rule: crate::policy::rules::Rule = from_js(rule, "rule")?;
+    let platform: crate::api::Platform = from_js(platform, "platform")?;
+    to_js(&policy.check_rule(&rule, home, platform))
+}
+
 #[wasm_bindgen(js_name = managedSystemFile)]
 pub fn managed_system_file(platform: JsValue) -> Result<String, JsError> {
     let platform: crate::api::Platform = from_js(platform, "platform")?;

@@ -191,6 +191,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("managed", s(&managed())),
         ("managed-source", s(&dsh_allow::policy::managed::Source { file: "/m.json".into(), text: Some("{}".into()), error: Some("e".into()) })),
         ("managed-verdict", s(decision.managed.as_ref().unwrap())),
+        ("rule-check", s(&dsh_allow::policy::managed::RuleCheck { refused: Some("r".into()), notes: vec!["n".into()] })),
         ("profile-request", s(&preq)),
         ("fence-grant", s(&fg)),
         ("fence-plan", s(&plan)),

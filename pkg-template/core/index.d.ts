@@ -241,6 +241,9 @@ export declare function parseRules(text: string): RulesLoad;
 export declare function managedPolicy(sources: ManagedSource[]): Managed;
 /** What a managed policy enforces, one line each (`/allow status`). */
 export declare function describeManaged(policy: Managed): string[];
+/** May `/allow add` store this rule: refused at or inside a managed deny or ask
+ * for a capability it grants (or when Always allow is off); notes for entries inside it. */
+export declare function managedRuleCheck(policy: Managed, rule: RuleInput, home: string, platform: Platform): { refused?: string; notes: string[] };
 /** Where the administrator's managed file lives on a platform. */
 export declare function managedSystemFile(platform: Platform): string;
 /** Why a session's workspace is not taken as one (`/`, or a folder above home): no workspace grant there. Pass real paths. */

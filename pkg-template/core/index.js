@@ -18,7 +18,7 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // none is missing).
 export const {
   buildReviewInput, commandGrantPrompt, compileProfile, decideIn, decideJson, describeManaged, explainDenials, foldLedger,
-  foldLedgerJson, managedPolicy, managedSystemFile, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
+  foldLedgerJson, managedPolicy, managedRuleCheck, managedSystemFile, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
   reviewSystemPrompt, version, withheldAt, workspaceRefusal,
 } = wasm;
 

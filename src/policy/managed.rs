@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::paths;
 use crate::policy::capability::{Access, Capability};
 use crate::policy::rules::{self, Rule};
 use crate::policy::{Enforce, Mode, Platform};
@@ -91,6 +92,18 @@ impl Default for Managed {
             errors: Vec::new(),
         }
     }
+}
+
+/// The managed policy's answer to a rule about to be stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleCheck {
+    /// Why the rule may not be stored, if it may not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// Entries inside the rule that it does not reach.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// One managed file as the adapter found it: its text, or why it could not
@@ -294,6 +307,43 @@ impl Managed {
         self.always_allow && self.errors.is_empty()
     }
 
+    /// What the policy says to a rule the user is about to store (`/allow
+    /// add`): why it is refused, when the rule lies at or inside an entry
+    /// that denies or asks for a capability it grants (it could never grant
+    /// that there); else notes for entries inside it that it does not reach.
+    pub fn check_rule(&self, rule: &Rule, home: &str, platform: Platform) -> RuleCheck {
+        let home = paths::normalize(home);
+        let abs = |p: &str| paths::absolute("/", p, &home);
+        let root = abs(&rule.path);
+        let mut check = RuleCheck::default();
+        let entries = self.deny.iter().map(|r| (r, true)).chain(self.ask.iter().map(|r| (r, false)));
+        for (entry, denial) in entries {
+            let access = effective(entry, platform, denial);
+            let caps: Vec<&str> = Capability::ALL.into_iter().filter(|&c| rule.access.grants(c) && access.grants(c)).map(|c| c.as_str()).collect();
+            if caps.is_empty() {
+                continue;
+            }
+            let at = abs(&entry.path);
+            let what = if denial { "denies" } else { "asks every time before" };
+            let inside = if entry.recursive { paths::within(&root, &at) } else { root == at };
+            if inside && (entry.recursive || !rule.recursive) {
+                check.refused.get_or_insert(format!(
+                    "{} {what} {} on {} ({}); a rule there could never grant it",
+                    self.named(),
+                    caps.join(","),
+                    entry.path,
+                    entry.id
+                ));
+            } else if rule.recursive && paths::within(&at, &root) {
+                check.notes.push(format!("{} still {what} {} on {} ({})", self.named(), caps.join(","), entry.path, entry.id));
+            }
+        }
+        if check.refused.is_none() && !self.stores() {
+            check.refused = Some(format!("{} turns Always allow off: no rule is stored, by a card or by /allow add", self.named()));
+        }
+        check
+    }
+
     /// What the policy enforces, one line each, for `/allow status` and
     /// `dsh-allow managed check`.
     pub fn describe(&self) -> Vec<String> {
@@ -394,6 +444,20 @@ mod tests {
         assert!(why.contains("/etc/x.json") && why.contains("EACCES"), "{why}");
         let m = merge(&[src("/etc/y.json", "{\"version\": 9}")]);
         assert!(m.refusal(Mode::ReadOnly, Enforce::Full).unwrap().contains("/etc/y.json: version: 9"));
+    }
+
+    #[test]
+    fn a_rule_inside_a_denial_is_refused_and_one_around_it_is_told() {
+        let m = merge(&[src("/m.json", r#"{"version": 1, "deny": [{"path": "~/secrets", "access": {"read": true}}]}"#)]);
+        let rule = |path: &str, caps: &[Capability]| Rule { id: String::new(), path: path.into(), recursive: true, access: Access::of(caps), hits: 0, created_at: String::new() };
+        let inside = m.check_rule(&rule("/h/secrets/sub", &[Capability::Read]), "/h", Platform::Linux);
+        assert!(inside.refused.unwrap().contains("denies read on ~/secrets (/m.json deny[0])"));
+        let other_cap = m.check_rule(&rule("/h/secrets", &[Capability::Create]), "/h", Platform::Linux);
+        assert_eq!(other_cap, RuleCheck::default());
+        let around = m.check_rule(&rule("~", &[Capability::Read, Capability::Write]), "/h", Platform::Linux);
+        assert!(around.refused.is_none() && around.notes[0].contains("still denies read on ~/secrets"), "{around:?}");
+        let off = merge(&[src("/m.json", r#"{"version": 1, "alwaysAllow": false}"#)]);
+        assert!(off.check_rule(&rule("/h/x", &[Capability::Read]), "/h", Platform::Linux).refused.unwrap().contains("Always allow off"));
     }
 
     #[test]
