@@ -68,7 +68,8 @@ pub fn mark(req: &DecideRequest, policy: &Policy, refused_by_it: bool, host: &dy
             }
         }
         if !asked.is_empty() {
-            d.reason = format!("{} — {} asks every time before {}; Allow once answers this call alone", d.reason, m.named(), asked.join(", "));
+            // Each entry's id names its file.
+            d.reason = format!("{} — the managed policy asks every time before {}; Allow once answers this call alone", d.reason, asked.join(", "));
         } else if !m.always_allow && !d.proposals.is_empty() {
             d.reason = format!("{} — Always allow is off under {}", d.reason, m.named());
         }

@@ -72,7 +72,8 @@ export function installWebProfile(world, { script = [], allowConfig } = {}) {
     '- insert:',
     '    - id: dsh-allow',
     '      name: dsh-allow',
-    ...(allowConfig ? [`      config: ${JSON.stringify(allowConfig)}`] : []),
+    // A function of the world for a config naming paths inside it.
+    ...(allowConfig ? [`      config: ${JSON.stringify(typeof allowConfig === 'function' ? allowConfig(world) : allowConfig)}`] : []),
     '    - id: e2e-scripted-model',
     `      name: ${JSON.stringify(join(profile, 'e2e-plugins', 'scripted-model.js'))}`,
     `      config: ${JSON.stringify({ script })}`,
