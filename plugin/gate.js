@@ -55,8 +55,10 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       harnessHome: settings.harnessHome,
       platform: settings.platform,
       mode,
-      rules: load.rules,
-      grants: [...settings.grants, ...extraGrants],
+      // Deployment grants stand like stored rules: only this call's own
+      // grants (a card's Allow once) answer what the managed policy asks.
+      rules: settings.grants.length === 0 ? load.rules : [...load.rules, ...settings.grants],
+      grants: extraGrants,
       commands: load.commands,
       protectedFiles: protectedFiles(),
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),

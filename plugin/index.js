@@ -148,7 +148,10 @@ export function apply(ctx, rawConfig) {
         const managedPolicy = managed.load().policy
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
+          // Deployment grants stand like stored rules (gate.js): only the call's
+          // own grants answer a managed ask. (The store's frozen array, when
+          // there are none, lets profiles.js know the rules by identity.)
+          rules: withDeployment(load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), config.grants), grants: once.rules, protectedFiles: protectedFiles(), enforce,
           // The managed policy: its denials compiled in, and a profile it refuses runs nothing.
           ...(managedPolicy === undefined ? {} : { managed: managedPolicy }),
           // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.
@@ -258,6 +261,11 @@ export function apply(ctx, rawConfig) {
  */
 function promptText(text) {
   return text.replace(/\{(?=\{)/g, '{ ').replace(/\}(?=\})/g, '} ')
+}
+
+/** The stored rules with the deployment grants after them (the same array when there are none). */
+function withDeployment(rules, deployment) {
+  return deployment.length === 0 ? rules : [...rules, ...deployment]
 }
 
 function snapshot(ask) {
