@@ -52,7 +52,7 @@ describe('the managed policy in the DSH web UI (headless Chromium)', { skip: mis
     const card = page.locator('[data-dsh-allow=card]')
     await card.locator('[data-field=command]').filter({ hasText: 'rm -rf prod' }).waitFor({ timeout: 30_000 })
     assert.deepEqual(await card.locator('button').allInnerTexts(), ['Deny', 'Allow once'])
-    assert.match(await card.locator('[data-field=why]').innerText(), /managed policy .* asks every time before delete in prod/)
+    assert.match(await card.locator('[data-field=why]').innerText(), /the managed policy asks every time before delete in prod \(.*managed\.json ask\[0\]\)/)
     await page.screenshot({ path: screenshotPath('managed-card.png') })
     await card.locator('[data-action=allow-once]').click()
     await page.getByText(/SCRIPT DONE \(3 results\)/).waitFor({ timeout: 30_000 })
