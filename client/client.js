@@ -68,6 +68,7 @@ window.__ModuleLoader__.load({
       'source.command': '/allow',
       'source.file': 'Rules file',
       'source.host': 'Host',
+      'source.managed': 'Managed',
       'outcome.changed': 'Changed',
       'outcome.kernelDenied': 'Allowed · then denied by the kernel',
       'outcome.notRun': 'Allowed · not run',
@@ -137,6 +138,7 @@ window.__ModuleLoader__.load({
       'source.command': '/allow',
       'source.file': '规则文件',
       'source.host': '主机',
+      'source.managed': '托管策略',
       'outcome.changed': '已变更',
       'outcome.kernelDenied': '已允许 · 随后被内核拒绝',
       'outcome.notRun': '已允许 · 未执行',
@@ -195,6 +197,8 @@ window.__ModuleLoader__.load({
       '.dsh-allow-badge[data-source=human]{color:#1d63d8}',
       '.dsh-allow-badge[data-source=policy]{color:#c2410c}',
       '.dsh-allow-badge[data-source=fence]{color:#0e7490}',
+      // The administrator's managed policy: its own colour, filled, since no one in the session can change it.
+      '.dsh-allow-badge[data-source=managed]{color:#fff;background:#9d174d;border-color:#9d174d}',
       '.dsh-allow-kernel{color:#b91c1c}',
       '.dsh-allow-note{color:var(--dsw-alias-label-tertiary)}',
       '.dsh-allow-card-root{padding:8px calc(var(--dsh-composer-side-clearance,16px) + 16px) 12px;display:flex;flex-direction:column;align-items:center}',
@@ -604,7 +608,8 @@ window.__ModuleLoader__.load({
               type: 'button', className: 'dsh-allow-button', 'data-action': 'deny', disabled: busy,
               onClick: function () { run(function () { return answer(wait, 'rejected') }) },
             }, t('card.deny')),
-            proposals.length === 0 ? null : h('button', {
+            // The managed policy may leave a card Deny and Allow once only.
+            proposals.length === 0 || (ask && ask.alwaysAllow === false) ? null : h('button', {
               type: 'button', className: 'dsh-allow-button', 'data-action': 'always-allow', disabled: busy,
               title: fullTitle(t, proposals.map(function (p) { return p.path }), places),
               onClick: function () {

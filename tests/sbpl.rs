@@ -420,6 +420,44 @@ fn the_probe_profile_grants_none_of_the_paths_it_probes() {
 
 /// A line past the test harness's capture (it takes only print!/eprint!):
 /// a SKIP must show in a passing run.
+/// The managed policy as the plugin passes it: one file's text, merged.
+fn managed(text: serde_json::Value) -> dsh_allow::policy::managed::Managed {
+    let source = dsh_allow::policy::managed::Source { file: "/Library/Application Support/dsh-allow/managed.json".into(), text: Some(text.to_string()), error: None };
+    dsh_allow::policy::managed::merge(&[source])
+}
+
+#[test]
+fn a_managed_deny_is_denied_after_every_grant_operation_by_operation_even_where_a_rule_grants_it() {
+    for enforce in Enforce::ORDER {
+        let mut req = request(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read", "write", "create", "delete"])]);
+        req.managed = Some(managed(serde_json::json!({ "version": 1, "deny": [{ "path": "~/other", "access": { "read": true, "write": true } }] })));
+        let h = host();
+        let plan = compile(&req, &h);
+        let s = render_for(&req, &plan, &h);
+        let other = param_of(&s, "/Users/me/other");
+        // No grant opens what the managed policy denies…
+        for l in s.text.lines().filter(|l| l.starts_with("(allow") && l.contains(&other)) {
+            for op in ops(&[Capability::Read, Capability::Write, Capability::Delete]) {
+                assert!(!l.contains(&op), "{enforce:?}: a grant opens the denied folder: {l}");
+            }
+        }
+        // …and its denials come after the last grant on files, for every
+        // capability it denies (a denied read denies moving entries out too).
+        let last = last_file_allow(&s);
+        for cap in [Capability::Read, Capability::Write, Capability::Delete] {
+            let line = format!("(deny {} (subpath {other}))", operations(cap).join(" "));
+            let at = lines_with(&s, &line);
+            assert!(at.iter().any(|&i| i > last), "{enforce:?}: no `{line}` after every grant:\n{}", s.text);
+        }
+        // The folders above it may not be renamed away with it inside.
+        let home = format!("(deny file-write-unlink (literal {}))", param_of(&s, "/Users/me"));
+        assert!(!lines_with(&s, &home).is_empty(), "{enforce:?}: home may be renamed away:\n{}", s.text);
+        // Without the managed policy the rule's grant is in the profile (the test can fail).
+        let plain = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read", "write", "create", "delete"])]);
+        assert!(plain.text.lines().any(|l| l.starts_with("(allow") && l.contains("file-write-unlink") && l.contains(&param_of(&plain, "/Users/me/other"))));
+    }
+}
+
 fn loud(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "\n{line}");
@@ -679,6 +717,39 @@ mod kernel {
 
     pub fn quoted(s: &str) -> String {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+
+    #[test]
+    fn a_managed_deny_holds_against_hidden_code_even_where_a_rule_grants_it() {
+        let Some(w) = World::new("managed") else { return };
+        let docs = quoted(&w.path("home/docs/readme"));
+        let out = quoted(&w.path("ws/readme-copy"));
+        let text = serde_json::json!({ "version": 1, "deny": [{ "path": w.path("home/docs"), "access": { "read": true, "write": true } }] });
+        let managed = super::managed(text);
+        for enforce in [Enforce::Full, Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            let mine = vec![rule(&w.path("home"), &["read", "write", "create", "delete"])];
+            let mut req = w.request(enforce, mine.clone());
+            req.managed = Some(managed.clone());
+            let mut probes = vec![
+                format!("cat {docs}"),
+                format!("echo x >> {docs}"),
+                format!("sh -c 'cat {}'", w.path("home/docs/readme")),
+                format!("mv {docs} {out} && cat {out}"),
+                format!("mv {} {}", quoted(&w.path("home/docs")), quoted(&w.path("home/docs-moved"))),
+            ];
+            if program("python3").is_some() {
+                probes.push(format!("python3 -c \"print(open({docs}).read())\""));
+                probes.push(format!("python3 -c \"import os; os.rename({docs}, {out})\""));
+            }
+            for probe in &probes {
+                refused(&w.sh(&req, probe), &format!("{enforce:?}: `{probe}` under a managed deny"));
+                assert_eq!(w.read("home/docs/readme").as_deref(), Some(SECRET), "{enforce:?}: `{probe}` changed or moved the denied file");
+            }
+            // The rule's grant beside it still works, and without the
+            // managed policy the same rule opens the file (the test can fail).
+            ok(&w.sh(&req, &format!("cat {}", quoted(&w.path("home/notes.txt")))), "reading beside the denied folder");
+            ok(&w.sh(&w.request(enforce, mine), &format!("cat {docs}")), "the control read");
+        }
     }
 
     #[test]
@@ -1099,6 +1170,7 @@ mod kernel {
                     grants: &[],
                     protected_files: &req.protected_files,
                     for_fence: false,
+                    managed: None,
                 },
                 &host,
             );

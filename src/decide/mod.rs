@@ -5,6 +5,7 @@
 
 pub mod arrivals;
 pub mod explain;
+mod managed;
 pub mod review;
 mod sockets;
 
@@ -30,6 +31,7 @@ struct PolicyKey {
     rules: Vec<crate::policy::rules::Rule>,
     grants: Vec<crate::policy::rules::Rule>,
     protected_files: Vec<String>,
+    managed: Option<crate::api::Managed>,
 }
 
 impl PolicyKey {
@@ -42,6 +44,7 @@ impl PolicyKey {
             && self.rules == req.rules
             && self.grants == req.grants
             && self.protected_files == req.protected_files
+            && self.managed == req.managed
     }
 }
 
@@ -69,6 +72,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         grants: &req.grants,
         protected_files: &req.protected_files,
         for_fence: false,
+        managed: req.managed.as_ref(),
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
     let hit = PREPARED.with(|cell| {
@@ -87,6 +91,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         rules: req.rules.clone(),
         grants: req.grants.clone(),
         protected_files: req.protected_files.clone(),
+        managed: req.managed.clone(),
     };
     PREPARED.with(|cell| {
         let mut kept = cell.borrow_mut();
@@ -198,6 +203,10 @@ impl Host for Programs<'_> {
 /// and the memory V8's optimizing compiler takes for a function grows faster
 /// than its size and stays with the host process (docs/performance.md).
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
+    // A managed policy that lets no call run here: nothing else is read.
+    if let Some(refused) = managed::refusal(req) {
+        return refused;
+    }
     let programs = Programs::over(host);
     let host = Memo::new(&programs);
     let host: &dyn Host = &host;
@@ -225,12 +234,14 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
     fence_grants.append(&mut unseen.call_grants);
+    let refused_by_managed = matches!(&judged.why_refused, Some((_, _, Why::ManagedDeny(..))));
     let mut d = conclude(req, &home, grant, judged, unseen, fence_grants, host);
     if d.decision != Outcome::Refuse {
         d.folders = analysis.folders.clone();
         arrivals::baseline_folders(req, &d.folders, &policy, host, &mut d.fence_grants);
         d.widened = arrivals::widened(req, &d, host);
     }
+    managed::mark(req, &policy, refused_by_managed, host, &mut d);
     d
 }
 
@@ -599,6 +610,7 @@ fn conclude(
             widened: Vec::new(),
             sockets: Vec::new(),
             kept: Vec::new(),
+            managed: None,
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -621,12 +633,12 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -643,7 +655,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -661,7 +673,7 @@ fn conclude(
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -794,6 +806,7 @@ fn refuse_unreadable(why: String) -> Decision {
         widened: Vec::new(),
         sockets: Vec::new(),
         kept: Vec::new(),
+        managed: None,
     }
 }
 
@@ -801,6 +814,7 @@ fn refusal_sentence(path: &str, cap: Capability, why: &Why) -> String {
     let op = cap.as_str();
     match why {
         Why::PermissionStore(store) => format!("refused: {op} on {path} would change the permission store ({store}); nothing may write it"),
+        Why::ManagedDeny(root, entry) => managed::denial_sentence(path, cap, root, entry),
         Why::Reserved(root) => format!("refused: {root} is a protected system path; {op} on {path} is not allowed for anyone"),
         Why::Credential(store) => format!("refused: {path} is in a credential store ({store}); only a rule added with /allow add opens it"),
         Why::HarnessHome(home) => format!("refused: {op} on {path} would change the harness home ({home}), where the plugin, its profile and its store live; only a rule added with /allow add opens it"),

@@ -120,7 +120,15 @@ pub struct Doors {
     pub host_ports: Vec<u16>,
 }
 
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], doors: &Doors) -> Sbpl {
+/// One managed `deny` entry as the profile shuts it: its path, whether its
+/// contents too, and the capabilities denied.
+pub struct Denial {
+    pub path: String,
+    pub recursive: bool,
+    pub access: Vec<Capability>,
+}
+
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], denials: &[Denial], doors: &Doors) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -200,8 +208,40 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
             }
         }
     }
+    managed(&mut t, &mut params, spellings, denials);
     side_doors(&mut t, &mut params, spellings, doors);
     Sbpl { text: t, params: params.0 }
+}
+
+/// Section 4b. The managed policy's denials come after every grant, so no
+/// later rule reopens them, and name every capability they deny whatever
+/// the tier fences (Seatbelt can say it; a tier only bounds what the
+/// decision counts on). No folder above one may be renamed or removed:
+/// that would carry what it holds out from under the denial.
+fn managed(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<String>, denials: &[Denial]) {
+    if denials.is_empty() {
+        return;
+    }
+    t.push_str("; 4b. the managed policy's denials, operation by operation, after every grant\n");
+    let mut above: Vec<String> = Vec::new();
+    for d in denials {
+        for p in spellings(&d.path) {
+            let at = params.of(&p);
+            let filter = if d.recursive { format!("(subpath {at})") } else { format!("(literal {at})") };
+            for &cap in &d.access {
+                t.push_str(&format!("(deny {} {filter})\n", operations(cap).join(" ")));
+            }
+            let mut dir = p.as_str();
+            while dir != "/" && !dir.is_empty() {
+                dir = paths::parent(dir);
+                let at = params.of(dir);
+                if !above.contains(&at) {
+                    t.push_str(&format!("(deny file-write-unlink (literal {at}))\n"));
+                    above.push(at);
+                }
+            }
+        }
+    }
 }
 
 /// Section 5. Seatbelt judges a unix socket by its path and cannot tell
@@ -241,7 +281,15 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
     let mut socket_roots = vec![paths::normalize(&req.workspace)];
     socket_roots.extend(req.socket_roots().into_iter().map(|(p, _)| p));
     let doors = Doors { socket_roots, host_ports: req.host_ports.clone() };
-    render(plan, &spell, &protected, &surfaces, &doors)
+    let denials: Vec<Denial> = if plan.enforce == Enforce::Off {
+        Vec::new()
+    } else {
+        req.managed.iter().flat_map(|m| &m.deny).map(|r| {
+            let access = crate::policy::managed::effective(r, req.platform, true);
+            Denial { path: paths::absolute("/", &r.path, &home), recursive: r.recursive, access: Capability::ALL.into_iter().filter(|&c| access.grants(c)).collect() }
+        }).collect()
+    };
+    render(plan, &spell, &protected, &surfaces, &denials, &doors)
 }
 
 #[cfg(test)]

@@ -80,6 +80,10 @@ pub fn main(args: &[String]) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
+    // The gate refuses such a call first; a profile handed over anyway runs nothing.
+    if let Some(why) = req.managed.as_ref().and_then(|m| m.refusal(req.mode, if req.fences() { req.enforce } else { crate::fence::Enforce::Off })) {
+        return fail(EXIT_FAILED, &format!("{why}; nothing was run"));
+    }
     let mut req = req;
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
