@@ -357,9 +357,14 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
         }
-        // The ledger says what the kernel did, not only what was decided.
+        // The ledger says what the kernel did, not only what was decided:
+        // the runner's own refusals as it named them (capability, system
+        // call, program), the rest as the program's message and the call's
+        // fence tell.
         if (denials.length > 0) {
-          refused = denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path)))
+          refused = denials.map(({ path, capability, door, operation, program }) => door !== undefined ? { path, door }
+            : operation !== undefined ? { path, capability, operation, program }
+              : named(ran.request, path, capability, readOnlyAt(stderr, path)))
           ledger.append({ kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId, denied: refused })
         }
       }
@@ -395,11 +400,12 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
   }
 }
 
-/** "delete build/x", "connect /run/x.sock": one refusal in a few words. */
+/** "delete on build/x (unlink by rm)", "connect to /run/x.sock": one refusal in a few words. */
 function deniedWhat(d) {
   if (d.door !== undefined) return `${d.door === 'socket' ? 'connect to' : 'signal to'} ${shown(d.path)}`
   const what = d.capability ?? (d.withheld?.length ? d.withheld.join(' or ') : 'an operation')
-  return `${what} on ${shown(d.path)}`
+  const how = d.operation !== undefined ? ` (${shown(d.operation)} by ${shown(d.program ?? 'the call')})` : ''
+  return `${what} on ${shown(d.path)}${how}`
 }
 
 /**
