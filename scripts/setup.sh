@@ -111,16 +111,17 @@ fi
 
 # --- 6. The everyday tools the fence must not break --------------------------
 # One folder every test finds (DSH_ALLOW_TOOLS overrides it): a venv with
-# pytest, ruff, django and flask from PyPI, and vite from the npm registry.
+# pytest, ruff, black, django and flask from PyPI, and vite from the npm
+# registry (black for its cache under ~/.cache).
 # Under /usr/local: the baseline lets a fenced call read and run /usr, and
 # the unprivileged user (uid 65534) reaches it too, which a folder in root's
 # home would not allow. Each part is made only when its check fails.
 tools="${DSH_ALLOW_TOOLS:-/usr/local/lib/dsh-allow-tools}"
-if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c 'import pytest, django, flask' 2>/dev/null || [ ! -x "$tools/venv/bin/ruff" ]; then
-  log "python venv with pytest, ruff, django, flask in $tools/venv"
+if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c 'import pytest, django, flask, black' 2>/dev/null || [ ! -x "$tools/venv/bin/ruff" ]; then
+  log "python venv with pytest, ruff, black, django, flask in $tools/venv"
   as_root mkdir -p "$tools"
   as_root /usr/bin/python3 -m venv "$tools/venv" \
-    && as_root "$tools/venv/bin/python" -m pip install -q --disable-pip-version-check pytest ruff django flask \
+    && as_root "$tools/venv/bin/python" -m pip install -q --disable-pip-version-check pytest ruff black django flask \
     || log "the tools venv could not be made; the workflows that need it will SKIP"
 else
   log "tools venv present ($tools/venv)"

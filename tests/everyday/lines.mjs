@@ -80,6 +80,8 @@ const MAKEFILE = {
 }
 const ROTATE = (n) => `python3 -c "import logging, logging.handlers as h; l = logging.getLogger('app'); l.addHandler(h.RotatingFileHandler('app.log', maxBytes=200, backupCount=2)); l.setLevel(logging.INFO); [l.info('line %d of a log that rotates', i) for i in range(${n})]"`
 
+const CRATE = { 'Cargo.toml': '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n', 'src/main.rs': 'fn main() {}\n' }
+
 // --- git ---------------------------------------------------------------------
 const REPO = 'git init -q && git add -A && git commit -qm one'
 const LIBFOO = 'git init -q ../libfoo && echo foo > ../libfoo/foo.c && git -C ../libfoo add -A && git -C ../libfoo commit -qm foo'
@@ -156,7 +158,9 @@ export const LINES = [
   { id: 'pnpm-install-no-store', family: 'state', needs: ['pnpm', 'npm'], files: NPM_APP, scene: [PACK, `printf '{"name": "app", "version": "1.0.0", "private": true, "dependencies": {"tiny-lib": "file:lib/tiny-lib-1.0.0.tgz"}}' > package.json`], line: 'pnpm install --offline --reporter=silent', check: `node -e 'process.exit(require("tiny-lib") === 42 ? 0 : 1)'` },
   { id: 'black-no-cache-home', family: 'state', needs: ['black'], files: { 'a.py': 'x  =  1\n' }, line: 'black -q a.py', check: 'grep -qx "x = 1" a.py' },
   { id: 'black-second-run', family: 'state', needs: ['black'], files: { 'a.py': 'x  =  1\n' }, scene: ['black -q a.py', 'echo "y  =  2" >> a.py'], line: 'black -q a.py', check: 'grep -qx "y = 2" a.py' },
-  { id: 'cargo-build-fresh-home', family: 'state', needs: ['cargo'], files: { 'Cargo.toml': '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n\n[workspace]\n', 'src/main.rs': 'fn main() {}\n' }, line: 'cargo build -q --offline', check: 'test -x target/debug/tiny', ignore: /^target\// },
+  { id: 'cargo-build-fresh-home', family: 'state', needs: ['cargo'], files: CRATE, line: 'cargo build -q --offline', check: 'test -x target/debug/tiny', ignore: /^target\// },
+  { id: 'cargo-fetch-fresh-home', family: 'state', needs: ['cargo'], files: CRATE, line: 'cargo fetch --offline', check: 'test -f Cargo.lock' },
+  { id: 'cargo-fetch-cargo-home', family: 'state', needs: ['cargo'], files: CRATE, scene: ['cargo fetch --offline && rm Cargo.lock'], line: 'cargo fetch --offline', check: 'test -f Cargo.lock' },
   { id: 'pip-install-editable', family: 'state', needs: ['python3'], files: { 'setup.py': SETUP_PY, 'tinypkg.py': 'X = 1\n' }, scene: ['python3 -m venv .venv'], line: '.venv/bin/pip install -q --no-index --no-build-isolation -e .', check: '.venv/bin/python -c "import tinypkg"', ignore: /^\.venv\/|^build\// },
   { id: 'pytest-cache-then-clear', family: 'state', needs: ['pytest'], files: PY_TESTS, scene: ['pytest -q'], line: 'pytest -q --cache-clear', check: 'test -d .pytest_cache', ignore: /__pycache__/ },
 
