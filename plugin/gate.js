@@ -383,8 +383,15 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // host's own result would say it succeeded, or point at a wider sandbox
     // mode, which is not the remedy).
     if (denials.length > 0) {
-      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const guidance = denials.map((d, i) => d.capability === undefined && refused[i]?.capability !== undefined ? guidanceFor(refused[i]) : d.guidance)
+      // Refusals the runner named in a command that went on and exited 0
+      // (an assembler unlinking its old output before writing it again, a
+      // cache it could not write): the model is told, the result stands.
+      if (result.value?.exitCode === 0 && denials.every((d) => d.operation !== undefined)) {
+        const head = `dsh-allow: the kernel fence refused part of what this command tried (${refused.map(deniedWhat).join('; ')}); the command went on and exited 0, so the output above is what it did. If something it needed is missing, the lines below say what would grant it.`
+        return { ...downstream, content: [...content, { type: 'text', text: ['', head, ...guidance, ...notes].join('\n') }] }
+      }
+      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const text = ['', head, ...guidance, ...notes].join('\n')
       return { kind: 'block', feedback: [...content, { type: 'text', text }], ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
     }

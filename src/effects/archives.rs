@@ -38,6 +38,12 @@ pub(super) fn zip(s: &Split, sink: &mut Sink) {
         sink.path(archive, Read);
     } else {
         sink.fill(archive);
+        // Updating an archive, zip writes the new one beside it, removes
+        // the old and renames the new into its place: that one entry.
+        let exists = sink.dirs().is_some_and(|ds| archive.literal().is_some_and(|a| ds.iter().any(|d| sink.cx.host.kind(&crate::paths::absolute(d, a, sink.cx.home)) == crate::host::PathKind::File)));
+        if exists {
+            sink.self_guarded("zip", &[Delete], Some(archive), "zip replaces the archive it updates with the one it wrote beside it");
+        }
     }
     for op in &ops[1..] {
         sink.path(op, Read);

@@ -220,10 +220,6 @@ pub fn repository_surface(path: &str) -> Option<String> {
     None
 }
 
-/// Folders the runner makes before the fence goes up (Landlock fences what
-/// exists), when the workspace shows the tool that owns them.
-pub const PREPARE: &[(&str, &str)] = &[("Cargo.toml", "target"), ("package.json", "node_modules")];
-
 /// Caches under home that package managers write on every install (pnpm's
 /// store where pnpm 7+ keeps it, `$XDG_DATA_HOME/pnpm/store`, and its
 /// metadata cache; content-addressed and checked against integrity hashes

@@ -58,6 +58,10 @@ const SETUP_PY = "from setuptools import setup\nsetup(name='tinypkg', version='0
 // conftest.py at the root: pytest puts the root on sys.path, so `import pkg` works.
 const PY_TESTS = { 'conftest.py': '', 'pkg/__init__.py': '', 'pkg/mod.py': 'X = 1\n', 'tests/test_mod.py': 'import pkg.mod\n\n\ndef test_x():\n    assert pkg.mod.X == 1\n' }
 
+/** ruff names its cache files after a hash of the project's path, which differs between the runs. */
+const RUFF_CACHE = /^\.ruff_cache\/[^/]+\/\d+$/
+const RUFF_WROTE = 'ls .ruff_cache/*/ | grep -qE "^[0-9]+$"'
+
 // --- npm ---------------------------------------------------------------------
 const NPM_APP = {
   'lib/package.json': '{"name": "tiny-lib", "version": "1.0.0", "main": "index.js"}\n',
@@ -127,9 +131,9 @@ export const LINES = [
   { id: 'pytest-first-run', family: 'atomic', needs: ['pytest'], files: PY_TESTS, line: 'pytest -q', check: 'test -d .pytest_cache/v', ignore: /__pycache__/ },
   { id: 'pytest-second-run', family: 'atomic', needs: ['pytest'], files: PY_TESTS, scene: ['pytest -q'], line: 'pytest -q', check: 'test -d .pytest_cache/v', ignore: /__pycache__/ },
   { id: 'pytest-failing-then-lf', family: 'atomic', needs: ['pytest'], files: { ...PY_TESTS, 'tests/test_bad.py': 'def test_bad():\n    assert False\n' }, scene: ['pytest -q || true', 'rm tests/test_bad.py'], line: 'pytest -q --lf', check: 'test -f .pytest_cache/v/cache/lastfailed || test -d .pytest_cache/v', ignore: /__pycache__/ },
-  { id: 'ruff-first-run', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'import os\n' }, line: 'ruff check -q --exit-zero .', check: 'test -d .ruff_cache' },
-  { id: 'ruff-second-run', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'import os\n' }, scene: ['ruff check -q --exit-zero .', "echo 'import sys' >> a.py"], line: 'ruff check -q --exit-zero .', check: 'test -d .ruff_cache' },
-  { id: 'ruff-format', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'x  =  1\n' }, line: 'ruff format -q .', check: 'grep -qx "x = 1" a.py' },
+  { id: 'ruff-first-run', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'import os\n' }, line: 'ruff check -q --exit-zero .', check: RUFF_WROTE, ignore: RUFF_CACHE },
+  { id: 'ruff-second-run', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'import os\n' }, scene: ['ruff check -q --exit-zero .', "echo 'import sys' >> a.py"], line: 'ruff check -q --exit-zero .', check: RUFF_WROTE, ignore: RUFF_CACHE },
+  { id: 'ruff-format', family: 'atomic', needs: ['ruff'], files: { 'a.py': 'x  =  1\n' }, line: 'ruff format -q .', check: `grep -qx "x = 1" a.py && ${RUFF_WROTE}`, ignore: RUFF_CACHE },
 
   // Tools that remove or replace an existing entry inside their own work.
   { id: 'tar-extract-fresh', family: 'internal', needs: ['tar', 'zip'], files: SITE, scene: [ARCHIVES, 'rm -rf site'], line: 'tar -xzf site.tgz', check: V2 },
