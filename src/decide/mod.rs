@@ -222,6 +222,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let policy = prepared_policy(req, &home, host);
     let (mut fence_grants, repository_ask) = repository_grants(req, &analysis, host);
     let mut judged = judge_effects(&analysis, &policy, host);
+    fence_grants.extend(tool_state_removals(req, &judged, host));
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
     if let Some(why) = repository_ask {
@@ -784,6 +785,31 @@ fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &d
         format!("git changes the repository {repo} and the line also runs code its text does not show, for which the repository stays shut: Allow once lets this one call change it (its hooks and config stay shut)")
     });
     (vec![grant], why)
+}
+
+/// Removing a tool-state folder itself (`rm -rf node_modules`): the
+/// baseline grants delete inside it, but the kernel puts the right to
+/// remove the folder on the workspace around it. The decision names that
+/// one entry for the call, and the runner removes it (runner/removals.rs).
+fn tool_state_removals(req: &DecideRequest, judged: &Judged, host: &dyn Host) -> Vec<crate::policy::rules::Rule> {
+    use crate::policy::baseline::{Root, TOOL_STATE};
+    if req.mode != Mode::WorkspaceWrite {
+        return Vec::new();
+    }
+    let ws = paths::normalize(&req.workspace);
+    let ws_real = host.canonical_root(&ws);
+    let names: Vec<&str> = TOOL_STATE.iter().filter_map(|e| if let Root::InWorkspace(name) = e.root { Some(name) } else { None }).collect();
+    let mut out: Vec<crate::policy::rules::Rule> = Vec::new();
+    for v in judged.verdicts.iter().filter(|v| v.capability == Capability::Delete && v.granted && v.tier == Tier::Baseline) {
+        let path = paths::normalize(&v.path);
+        let Some(name) = names.iter().find(|n| path == format!("{ws}/{n}")) else { continue };
+        // The folder itself, really there: a link in its place leads elsewhere.
+        let real = host.kind(&path) == PathKind::Dir && host.canonical(&path) == paths::normalize(&format!("{ws_real}/{name}"));
+        if real && !out.iter().any(|r| r.path == path) {
+            out.push(crate::policy::rules::Rule { id: String::new(), path, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
+        }
+    }
+    out
 }
 
 /// A line that runs no code its text does not show: no interpreter, shell,

@@ -158,6 +158,7 @@ export const LINES = [
   // State folders: a home with none of them yet, and tool state made during the call.
   { id: 'npm-install-no-npm-cache', family: 'state', needs: ['npm'], files: NPM_APP, scene: [PACK, 'rm -rf ../home/.npm'], line: NPM_INSTALL, check: `node -e 'process.exit(require("tiny-lib") === 42 ? 0 : 1)'` },
   { id: 'npm-pack-no-npm-cache', family: 'state', needs: ['npm'], files: NPM_APP, scene: ['rm -rf ../home/.npm'], line: PACK, check: 'test -f lib/tiny-lib-1.0.0.tgz' },
+  { id: 'rm-rf-node-modules-then-npm-ci', family: 'state', needs: ['npm'], files: NPM_APP, scene: [PACK, NPM_INSTALL], line: 'rm -rf node_modules && npm ci --offline --no-audit --no-fund --loglevel=error', check: `node -e 'process.exit(require("tiny-lib") === 42 ? 0 : 1)'` },
   { id: 'npm-ci-with-cache', family: 'state', needs: ['npm'], files: NPM_APP, scene: [PACK, NPM_INSTALL, 'rm -rf node_modules'], line: 'npm ci --offline --no-audit --no-fund --loglevel=error', check: `node -e 'process.exit(require("tiny-lib") === 42 ? 0 : 1)'` },
   { id: 'pnpm-install-no-store', family: 'state', needs: ['pnpm', 'npm'], files: NPM_APP, scene: [PACK, `printf '{"name": "app", "version": "1.0.0", "private": true, "dependencies": {"tiny-lib": "file:lib/tiny-lib-1.0.0.tgz"}}' > package.json`], line: 'pnpm install --offline --reporter=silent', check: `node -e 'process.exit(require("tiny-lib") === 42 ? 0 : 1)'` },
   { id: 'black-no-cache-home', family: 'state', needs: ['black'], files: { 'a.py': 'x  =  1\n' }, line: 'black -q a.py', check: 'grep -qx "x = 1" a.py' },
