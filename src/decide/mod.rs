@@ -767,17 +767,17 @@ fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &d
     if req.mode != Mode::WorkspaceWrite || !(analysis.runs_git || asks) || (mixed && !asks) {
         return (Vec::new(), None);
     }
+    let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::policy::baseline::REPOSITORY));
+    // Asked for only where there is a repository to change.
+    if asks && host.kind(&repo) != PathKind::Dir {
+        return (Vec::new(), None);
+    }
     if crate::policy::resolve::workspace_refused(&req.workspace, &req.home, host).is_some() {
         return (Vec::new(), None);
     }
-    let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::policy::baseline::REPOSITORY));
     // The workspace's own folder: a `.git` swapped for a link leads elsewhere.
     let ws_real = host.canonical_root(&paths::normalize(&req.workspace));
     if host.canonical(&repo) != paths::normalize(&format!("{ws_real}/{}", crate::policy::baseline::REPOSITORY)) {
-        return (Vec::new(), None);
-    }
-    // Asked for only where there is a repository to change.
-    if asks && host.kind(&repo) != PathKind::Dir {
         return (Vec::new(), None);
     }
     let grant = crate::policy::rules::Rule { id: String::new(), path: repo.clone(), recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() };
@@ -797,14 +797,13 @@ fn tool_state_removals(req: &DecideRequest, judged: &Judged, host: &dyn Host) ->
         return Vec::new();
     }
     let ws = paths::normalize(&req.workspace);
-    let ws_real = host.canonical_root(&ws);
     let names: Vec<&str> = TOOL_STATE.iter().filter_map(|e| if let Root::InWorkspace(name) = e.root { Some(name) } else { None }).collect();
     let mut out: Vec<crate::policy::rules::Rule> = Vec::new();
     for v in judged.verdicts.iter().filter(|v| v.capability == Capability::Delete && v.granted && v.tier == Tier::Baseline) {
         let path = paths::normalize(&v.path);
         let Some(name) = names.iter().find(|n| path == format!("{ws}/{n}")) else { continue };
         // The folder itself, really there: a link in its place leads elsewhere.
-        let real = host.kind(&path) == PathKind::Dir && host.canonical(&path) == paths::normalize(&format!("{ws_real}/{name}"));
+        let real = host.kind(&path) == PathKind::Dir && host.canonical(&path) == paths::normalize(&format!("{}/{name}", host.canonical_root(&ws)));
         if real && !out.iter().any(|r| r.path == path) {
             out.push(crate::policy::rules::Rule { id: String::new(), path, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
         }
