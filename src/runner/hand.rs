@@ -81,31 +81,33 @@ const REQUEST: usize = std::mem::size_of::<Request>();
 const MAX_MESSAGE: usize = REQUEST + 2 * 4096 + 256;
 const __O_TMPFILE: i32 = 0o20000000;
 
-/// In the runner's child, fence up, before the command: start the hand
-/// (reparented to the supervisor, the tree's subreaper, so the command
-/// never sees it as a child of its own) on `channel`, and close the
-/// child's copy.
-pub fn spawn(channel: RawFd) -> Result<(), String> {
+/// In the runner's child, fence up, before the command: start the hand on
+/// `channel`, and close this process's copy. The call's init (init.rs)
+/// keeps it as its own child (`direct`: its pid is returned); otherwise it
+/// is reparented to the supervisor, the tree's subreaper, so the command
+/// never sees it as a child of its own.
+pub fn spawn(channel: RawFd, direct: bool) -> Result<Option<i32>, String> {
     // SAFETY: fork in the single-threaded child; the middle process only forks and exits.
-    let mid = unsafe { libc::fork() };
-    if mid < 0 {
+    let first = unsafe { libc::fork() };
+    if first < 0 {
         return Err(format!("cannot start the runner's helper: {}", std::io::Error::last_os_error()));
     }
-    if mid == 0 {
+    if first == 0 {
         // SAFETY: as above.
-        if unsafe { libc::fork() } == 0 {
+        if direct || unsafe { libc::fork() } == 0 {
             serve(channel);
         }
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(0) }
     }
-    let mut st = 0;
-    // SAFETY: waiting for our own child; closing our copy of the channel.
+    // SAFETY: closing our copy of the channel; waiting for the middle process.
     unsafe {
-        libc::waitpid(mid, &mut st, 0);
         libc::close(channel);
+        if !direct {
+            libc::waitpid(first, std::ptr::null_mut(), 0);
+        }
     }
-    Ok(())
+    Ok(direct.then_some(first))
 }
 
 /// The hand's life: hide, say who it is, then make what it is asked until
@@ -367,7 +369,10 @@ fn receive(chan: RawFd, buf: &mut [u8]) -> Option<(usize, Vec<OwnedFd>)> {
 /// The supervisor's end of the hand.
 pub struct Hand {
     chan: OwnedFd,
+    /// Its pid as the supervisor numbers it (to end it).
     pub pid: i32,
+    /// Its pid as the call numbers it (a signal to it is refused).
+    pub ns_pid: i32,
     alive: bool,
 }
 
@@ -381,9 +386,10 @@ impl Hand {
     /// started (the child failed before: its exit says why).
     pub fn greet(chan: OwnedFd) -> Option<Hand> {
         let mut pid = [0u8; 4];
-        // SAFETY: a buffer of the length passed.
-        let n = unsafe { libc::recv(chan.as_raw_fd(), pid.as_mut_ptr().cast(), pid.len(), 0) };
-        (n == 4).then(|| Hand { chan, pid: i32::from_ne_bytes(pid), alive: true })
+        let (n, sender) = super::caller::receive_with_sender(chan.as_raw_fd(), &mut pid)?;
+        // Known: the answers that follow carry descriptors, not credentials.
+        super::caller::pass_credentials(chan.as_raw_fd(), false);
+        (n == 4).then(|| Hand { chan, pid: sender, ns_pid: i32::from_ne_bytes(pid), alive: true })
     }
 
     pub fn alive(&self) -> bool {
