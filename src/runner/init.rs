@@ -102,57 +102,65 @@ impl Init {
         Ok(())
     }
 
-    /// Reap every process of the namespace; send the command's status when
-    /// it ends; leave when nothing but the hand is left (ending it).
-    pub fn serve(self, command: i32, hand: Option<i32>) -> ! {
-        // SAFETY: the command runs: the init no longer dies with the runner's
-        // child (the relay leaves as soon as the command ends).
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0) };
+    /// Reap every process of the namespace, send the command's status when
+    /// it ends, and be the hand (`hand`: the channel the supervisor asks it
+    /// on); leave when the command and all it left running are gone.
+    pub fn serve(self, command: i32, mut hand: Option<super::hand::Serving>) -> ! {
+        // SAFETY: plain calls on the single-threaded init. The command runs:
+        // the init no longer dies with the runner's child (which leaves as
+        // soon as the command ends), nor can anything of the call trace it.
+        let sigfd = unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGCHLD);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK)
+        };
         let mut sent = false;
         loop {
-            let mut st = 0;
-            // SAFETY: waiting for any child of ours.
-            let pid = unsafe { libc::waitpid(-1, &mut st, 0) };
-            if pid < 0 {
-                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            // Reap whatever has ended (the command may have before the
+            // signal was watched).
+            loop {
+                let mut st = 0;
+                // SAFETY: waiting for any child of ours, without blocking.
+                let pid = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
+                if pid == command && !sent {
+                    let bytes = st.to_ne_bytes();
+                    // SAFETY: a buffer of the length passed.
+                    unsafe { libc::write(self.status.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+                    sent = true;
+                }
+                if pid > 0 {
                     continue;
                 }
-                // SAFETY: no child left.
-                unsafe { libc::_exit(0) }
-            }
-            if pid == command && !sent {
-                let bytes = st.to_ne_bytes();
-                // SAFETY: a buffer of the length passed.
-                unsafe { libc::write(self.status.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
-                sent = true;
-            }
-            if sent && only_the_hand_left(hand) {
-                if let Some(h) = hand {
-                    // SAFETY: kill and wait for our own child.
-                    unsafe {
-                        libc::kill(h, libc::SIGKILL);
-                        libc::waitpid(h, std::ptr::null_mut(), 0);
-                    }
+                if pid < 0 && sent {
+                    // No child left: the call and all it left running are over.
+                    // SAFETY: the init ends here.
+                    unsafe { libc::_exit(0) }
                 }
-                // SAFETY: the call is over.
-                unsafe { libc::_exit(0) }
+                break;
+            }
+            let mut fds = vec![libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }];
+            if let Some(h) = &hand {
+                fds.push(libc::pollfd { fd: h.fd(), events: libc::POLLIN, revents: 0 });
+            }
+            // SAFETY: a vector of pollfds of the length passed.
+            if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
+                continue;
+            }
+            if fds[0].revents & libc::POLLIN != 0 {
+                let mut info = [0u8; 128];
+                // SAFETY: drain the signalfd into a buffer of its record size.
+                while unsafe { libc::read(sigfd, info.as_mut_ptr().cast(), info.len()) } > 0 {}
+            }
+            if fds.len() == 2 && fds[1].revents != 0 && !hand.as_mut().is_some_and(|h| h.answer_one()) {
+                // The supervisor is gone: nothing more to make.
+                hand = None;
             }
         }
     }
-}
-
-/// Whether the init's children are the hand alone (or none). The list is
-/// in the pids of whichever /proc is mounted (the host's, where a fresh one
-/// could not be mounted): each is read back as a pid of this namespace.
-fn only_the_hand_left(hand: Option<i32>) -> bool {
-    let children = std::fs::read_to_string("/proc/thread-self/children").unwrap_or_default();
-    children.split_whitespace().all(|c| hand.is_some() && ns_pid(c) == hand)
-}
-
-/// A process's pid in its own namespace (the last of its `NSpid:` line).
-fn ns_pid(pid: &str) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("NSpid:"))?.split_whitespace().last()?.parse().ok()
 }
 
 /// Whether `pid` (as the supervisor numbers it) is a call's init.

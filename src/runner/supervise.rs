@@ -229,8 +229,8 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     }
     let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
     if let (Some(h), Some(t)) = (files.hand.as_mut(), &taken) {
-        if t.hand != 0 {
-            h.ns_pid = t.hand;
+        if t.own_pids {
+            h.ns_pid = 0;
         }
     }
     files.own_pids = own_pids;
@@ -291,12 +291,16 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     // The hand: under this same fence, before the filter (its own calls
-    // are the supervisor's, not the command's); the init's child, or else
-    // reparented to the supervisor.
-    let hand = match child.hand.map(|chan| super::hand::spawn(chan, init.is_some())).transpose() {
-        Ok(h) => h.flatten(),
-        Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
-    };
+    // are the supervisor's, not the command's). In the call's own process
+    // namespace the init is the hand (no process of the call can signal or
+    // trace it); else a process of its own, reparented to the supervisor.
+    if init.is_none() {
+        if let Some(chan) = child.hand {
+            if let Err(e) = super::hand::spawn(chan) {
+                return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+            }
+        }
+    }
     // The init starts the command and stays to reap.
     let own_pids = init.is_some();
     if let Some(i) = init {
@@ -307,7 +311,13 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
         if command > 0 {
             super::isolate::quiet_init(channel);
+            let hand = child.hand.and_then(super::hand::Serving::greet);
             i.serve(command, hand);
+        }
+        // The command: the hand's channel is the init's alone.
+        if let Some(chan) = child.hand {
+            // SAFETY: our copy of the init's channel.
+            unsafe { libc::close(chan) };
         }
     }
     let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
@@ -320,7 +330,7 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // The filter is up: a sendmsg of this process would now wait on the
     // supervisor it is addressed to. The supervisor takes the descriptor
     // by its number (pidfd_getfd) and says so.
-    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), hand, own_pids) {
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), own_pids) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
     }
     drop(listener);
@@ -843,13 +853,12 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-/// In the child: say the listener's number (and the hand's pid as the call
-/// sees it: a signal to it is refused) and wait until the supervisor has
-/// taken its copy. The supervisor reads who wrote it from the message's
-/// credentials (SO_PASSCRED).
-fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bool) -> Result<(), String> {
+/// In the child: say the listener's number (and whether the call has its
+/// own process namespace) and wait until the supervisor has taken its copy.
+/// The supervisor reads who wrote it from the message's credentials
+/// (SO_PASSCRED).
+fn hand_over_listener(channel: RawFd, fd: RawFd, own_pids: bool) -> Result<(), String> {
     let mut n = fd.to_ne_bytes().to_vec();
-    n.extend(hand.unwrap_or(0).to_ne_bytes());
     n.extend(i32::from(own_pids).to_ne_bytes());
     // SAFETY: buffers of the lengths passed.
     unsafe {
@@ -867,7 +876,7 @@ fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bo
 /// The listener of the child `pid`, taken by the number it says, or None
 /// when it failed before (its exit status says why).
 fn take_listener(channel: RawFd) -> Option<Listener> {
-    let mut n = [0u8; 12];
+    let mut n = [0u8; 8];
     let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
     if got != n.len() {
         return None;
@@ -876,14 +885,12 @@ fn take_listener(channel: RawFd) -> Option<Listener> {
     let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
     // SAFETY: a one-byte buffer.
     unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
-    Some(Listener { fd, hand: word(4), own_pids: word(8) != 0 })
+    Some(Listener { fd, own_pids: word(4) != 0 })
 }
 
 /// The filter's listener, as the command's process handed it over.
 struct Listener {
     fd: OwnedFd,
-    /// The hand's pid as the call numbers it (0: none, or not known).
-    hand: i32,
     /// The call runs in a process namespace of its own.
     own_pids: bool,
 }
