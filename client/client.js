@@ -87,6 +87,7 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': 'command grant {id}',
       'detail.fence': 'The kernel fence bounds what the command line cannot show (inline code, computed paths)',
       'detail.kernel': 'denied by the kernel: {capability} {path}',
+      'detail.kernelRunner': 'refused by the fence: {capability} {path} ({operation} by {program})',
       'detail.kernelWithheld': 'denied by the kernel: {path} (its fence withheld {capabilities} there)',
       'detail.kernelSocket': 'the fence refused a connection to {path}',
       'detail.kernelSignal': 'the fence refused a signal to {path}',
@@ -157,6 +158,7 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': '命令授权 {id}',
       'detail.fence': '命令行看不到的部分(内联代码、运行时算出的路径)由内核围栏约束',
       'detail.kernel': '被内核拒绝:{capability} {path}',
+      'detail.kernelRunner': '被围栏拒绝:{capability} {path}({program} 的 {operation})',
       'detail.kernelWithheld': '被内核拒绝:{path}(该调用的围栏在此未授予 {capabilities})',
       'detail.kernelSocket': '围栏拒绝了到 {path} 的连接',
       'detail.kernelSignal': '围栏拒绝了发往 {path} 的信号',
@@ -351,6 +353,7 @@ window.__ModuleLoader__.load({
           : k.door === 'signal' ? t('detail.kernelSignal', { path: path })
           : !k.capability && (k.withheld || []).length > 0
           ? t('detail.kernelWithheld', { path: path, capabilities: k.withheld.join(t('list.separator')) })
+          : k.operation ? t('detail.kernelRunner', { capability: k.capability || '?', path: path, operation: shown(k.operation), program: shown(k.program || '?') })
           : t('detail.kernel', { capability: k.capability || '?', path: path })
         parts.push({ text: text, paths: [k.path], kernel: true })
       })

@@ -379,9 +379,14 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
         }
-        // The ledger says what the kernel did, not only what was decided.
+        // The ledger says what the kernel did, not only what was decided:
+        // the runner's own refusals as it named them (capability, system
+        // call, program), the rest as the program's message and the call's
+        // fence tell.
         if (denials.length > 0) {
-          refused = denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path)))
+          refused = denials.map(({ path, capability, door, operation, program }) => door !== undefined ? { path, door }
+            : operation !== undefined ? { path, capability, operation, program }
+              : named(ran.request, path, capability, readOnlyAt(stderr, path)))
           ledger.append({ kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId, denied: refused })
         }
       }
@@ -406,8 +411,15 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // host's own result would say it succeeded, or point at a wider sandbox
     // mode, which is not the remedy).
     if (denials.length > 0) {
-      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const guidance = denials.map((d, i) => d.capability === undefined && refused[i]?.capability !== undefined ? guidanceFor(refused[i]) : d.guidance)
+      // Refusals the runner named in a command that went on and exited 0
+      // (an assembler unlinking its old output before writing it again, a
+      // cache it could not write): the model is told, the result stands.
+      if (result.value?.exitCode === 0 && denials.every((d) => d.operation !== undefined)) {
+        const head = `dsh-allow: the kernel fence refused part of what this command tried (${refused.map(deniedWhat).join('; ')}); the command went on and exited 0, so the output above is what it did. If something it needed is missing, the lines below say what would grant it.`
+        return { ...downstream, content: [...content, { type: 'text', text: ['', head, ...guidance, ...notes].join('\n') }] }
+      }
+      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const text = ['', head, ...guidance, ...notes].join('\n')
       return { kind: 'block', feedback: [...content, { type: 'text', text }], ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
     }
@@ -430,11 +442,12 @@ export function leftRunning(stderr) {
   return pids ? pids.trim().split(/\s+/).map(Number).filter((n) => Number.isInteger(n) && n > 0) : []
 }
 
-/** "delete build/x", "connect /run/x.sock": one refusal in a few words. */
+/** "delete on build/x (unlink by rm)", "connect to /run/x.sock": one refusal in a few words. */
 function deniedWhat(d) {
   if (d.door !== undefined) return `${d.door === 'socket' ? 'connect to' : 'signal to'} ${shown(d.path)}`
   const what = d.capability ?? (d.withheld?.length ? d.withheld.join(' or ') : 'an operation')
-  return `${what} on ${shown(d.path)}`
+  const how = d.operation !== undefined ? ` (${shown(d.operation)} by ${shown(d.program ?? 'the call')})` : ''
+  return `${what} on ${shown(d.path)}${how}`
 }
 
 /**

@@ -108,13 +108,16 @@ export function ledgerRecord(record, redact) {
   if (record.kind === 'kernel') {
     const denied = (record.denied ?? []).filter((d) => typeof d.path === 'string' && d.path !== '')
     if (denied.length === 0) return undefined
-    // One capability when the error or the fence names it; otherwise every
-    // capability the call's fence withheld there (one of them was refused).
-    const entry = ({ path, capability, withheld, door }) => (typeof door === 'string'
+    // One capability when the runner, the error or the fence names it
+    // (the runner also names the system call and the program); otherwise
+    // every capability the call's fence withheld there (one of them was refused).
+    const entry = ({ path, capability, withheld, door, operation, program }) => (typeof door === 'string'
       ? { path, capability: null, door }
-      : capability || !Array.isArray(withheld) || withheld.length === 0
-        ? { path, capability: capability ?? null }
-        : { path, capability: null, withheld })
+      : typeof operation === 'string'
+        ? { path, capability: capability ?? null, operation, program: typeof program === 'string' ? program : null }
+        : capability || !Array.isArray(withheld) || withheld.length === 0
+          ? { path, capability: capability ?? null }
+          : { path, capability: null, withheld })
     return { ...head, kind: 'kernel', time: record.time, denied: denied.map(entry) }
   }
   if (record.kind === 'not-run') {

@@ -142,7 +142,28 @@ fn the_workspace_grants_write_create_and_execute_but_not_unlink() {
     for op in ["file-read-data", "file-write-data", "file-write-create", "process-exec"] {
         assert!(all.contains(op), "{op} missing from the workspace grant:\n{all}");
     }
-    assert!(!all.contains("file-write-unlink"), "delete is not granted in the workspace");
+    // Unlink only of SQLite's files beside a database (a name the regex
+    // ends in), never of the workspace's entries at large.
+    let unlinks: Vec<&&str> = grants.iter().filter(|l| l.contains("file-write-unlink")).collect();
+    let sidecar = format!("(allow file-write-unlink (require-all {ws} (regex #\"{}\")))", dsh_allow::fence::sbpl::SIDECARS);
+    assert!(unlinks.iter().all(|l| **l == sidecar), "delete is not granted in the workspace: {unlinks:?}");
+    assert_eq!(unlinks.len(), 1, "the workspace's SQLite sidecars may be removed:\n{}", s.text);
+}
+
+#[test]
+fn sqlite_sidecars_may_be_removed_where_the_call_may_write_and_stay_shut_inside_what_is_excepted() {
+    let s = profile(Enforce::Full, Mode::WorkspaceWrite, vec![rule("/Users/me", &["read", "write"])]);
+    let home = param_of(&s, "/Users/me");
+    let ssh = param_of(&s, "/Users/me/.ssh");
+    let lines: Vec<&str> = s.text.lines().collect();
+    let allow = lines.iter().position(|l| l.starts_with("(allow file-write-unlink (require-all") && l.contains(&format!("(subpath {home})"))).expect("sidecars beside what home's rule lets the call write");
+    // The credential store inside home is denied the same unlink after it.
+    let deny = lines.iter().rposition(|l| l.starts_with("(deny") && l.contains("file-write-unlink") && l.contains(&format!("(subpath {ssh})"))).expect("unlink stays shut in ~/.ssh");
+    assert!(deny > allow, "{}", s.text);
+    // A rule that grants delete already needs no pattern; read-only grants none.
+    let s = profile(Enforce::Full, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read"])]);
+    let other = format!("(subpath {})", param_of(&s, "/Users/me/other"));
+    assert!(!s.text.lines().any(|l| l.contains("require-all") && l.contains(&other)), "{}", s.text);
 }
 
 #[test]
@@ -401,6 +422,10 @@ fn the_probe_profile_grants_none_of_the_paths_it_probes() {
                     continue;
                 }
                 for l in s.text.lines().filter(|l| l.starts_with("(allow") && l.contains(&format!("(param \"{name}\")"))) {
+                    // The SQLite sidecar pattern reaches no name the probe tries.
+                    if l.contains(&format!("(regex #\"{}\")", dsh_allow::fence::sbpl::SIDECARS)) {
+                        continue;
+                    }
                     let wrong: &[&str] = if probed.ends_with("/victim") { &["file-write-unlink"] } else { &["file-read-data", "file-write", "process-exec"] };
                     assert!(!wrong.iter().any(|w| l.contains(w)), "{enforce:?}: {probed} is granted by {l} ({value})");
                 }
@@ -843,6 +868,34 @@ mod kernel {
                     w.write("home/.dsh/other", "other");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn sqlite_writes_in_the_workspace_remove_their_journal_and_other_removals_stay_refused() {
+        let Some(w) = World::new("sqlite") else { return };
+        if program("sqlite3").is_none() {
+            return;
+        }
+        for enforce in [Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            let req = w.request(enforce, vec![]);
+            // Unfenced, a database with a row: the fenced calls find it there.
+            let _ = std::fs::remove_file(w.root.join("ws/app.db"));
+            let made = Command::new("sqlite3").arg(w.path("ws/app.db")).arg("create table t(x); insert into t values (1)").status().unwrap();
+            assert!(made.success());
+            // Each commit makes the rollback journal and removes it again;
+            // WAL mode's -wal and -shm go when the last connection closes.
+            ok(&w.sh(&req, "sqlite3 app.db 'insert into t values (2)'"), &format!("{enforce:?}: a write to a database in the workspace"));
+            ok(&w.sh(&req, "sqlite3 app.db 'pragma journal_mode=wal; insert into t values (3)'"), &format!("{enforce:?}: a write in WAL mode"));
+            for sidecar in ["ws/app.db-journal", "ws/app.db-wal", "ws/app.db-shm"] {
+                assert!(!w.exists(sidecar), "{enforce:?}: {sidecar} was left behind");
+            }
+            let count = Command::new("sqlite3").arg(w.path("ws/app.db")).arg("select count(*) from t").output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), "3", "{enforce:?}");
+            // The pattern reaches only those names: the workspace's other entries stay.
+            refused(&w.sh(&req, "rm a"), &format!("{enforce:?}: rm beside the database"));
+            refused(&w.sh(&req, "rm app.db"), &format!("{enforce:?}: rm of the database itself"));
+            assert!(w.exists("ws/a") && w.exists("ws/app.db"));
         }
     }
 

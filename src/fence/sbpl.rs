@@ -16,6 +16,11 @@ use crate::paths;
 
 const FIXED: &str = include_str!("seatbelt-base.sbpl");
 
+/// The names SQLite gives a database's rollback journal, write-ahead log
+/// and shared-memory index (`X-journal`, `X-wal`, `X-shm`), as a Seatbelt
+/// regex over the whole path.
+pub const SIDECARS: &str = "-(journal|wal|shm)$";
+
 /// The SBPL operations a capability maps to.
 pub fn operations(cap: Capability) -> &'static [&'static str] {
     match cap {
@@ -172,9 +177,20 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
         let filters: Vec<String> = names.iter().map(|p| format!("(subpath {})", params.of(p))).collect();
         t.push_str(&format!("(allow {} {})\n", ops.join(" "), filters.join(" ")));
+        // SQLite's journal, WAL and shm beside a database the call may
+        // write are that database's state. Seatbelt cannot tell a database
+        // from a file, nor the call's own files from the user's: it lets the
+        // call remove any entry so named where it may write.
+        let sidecars = g.access.contains(&Capability::Write) && !g.access.contains(&Capability::Delete);
+        if sidecars {
+            for f in &filters {
+                t.push_str(&format!("(allow file-write-unlink (require-all {f} (regex #\"{SIDECARS}\")))\n"));
+            }
+        }
+        let shut: Vec<&str> = if sidecars { ops.iter().copied().chain(["file-write-unlink"]).collect() } else { ops.clone() };
         for x in &g.except {
             let filters: Vec<String> = spellings(x).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
-            t.push_str(&format!("(deny {} {})\n", ops.join(" "), filters.join(" ")));
+            t.push_str(&format!("(deny {} {})\n", shut.join(" "), filters.join(" ")));
         }
     }
 

@@ -267,9 +267,8 @@ fn option(opts: &[String], name: &str) -> Option<String> {
     opts.iter().position(|a| a == name).and_then(|i| opts.get(i + 1)).cloned()
 }
 
-/// Make the tool-state folders the workspace's tools will need (Landlock
-/// fences only what exists when the call starts), and turn off the caches
-/// calls would share.
+/// Make the repositories a git line was granted (Landlock fences only what
+/// exists when the call starts), and turn off the caches calls would share.
 fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
     if req.fences() {
         no_shared_caches();
@@ -277,12 +276,9 @@ fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
     if req.mode != crate::api::Mode::WorkspaceWrite {
         return;
     }
+    // No `target/` or `node_modules/` is made ahead any more: a first
+    // build's folder is the call's own, and so is all it puts inside.
     let ws = std::path::Path::new(&req.workspace);
-    for (marker, folder) in crate::policy::baseline::PREPARE {
-        if ws.join(marker).is_file() && !ws.join(folder).exists() {
-            let _ = std::fs::create_dir(ws.join(folder));
-        }
-    }
     // `git init` in the workspace renames lock files inside `.git` at once;
     // an empty `.git` made first lets the fence carry it (git initialises an
     // empty `.git` as usual).
