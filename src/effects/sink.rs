@@ -74,6 +74,12 @@ pub enum Unseen {
     /// restore FILE`): delete of exactly those entries for the call, when
     /// the line shows everything it runs, else asked as a discard.
     Kept { program: String, files: Vec<String>, reason: String },
+    /// A package manager's cache under home of the packages it runs later
+    /// unchecked (`baseline::CODE_CACHES`): write, create and delete there
+    /// for the call when the only code the line hides is what that package
+    /// manager runs, else asked as its need. Recorded with the opaque run
+    /// itself.
+    CodeCache { program: String, dir: String, reason: String },
 }
 
 /// The daemons whose socket a call can be granted (`DecideRequest::sockets`).
@@ -114,6 +120,10 @@ pub struct Analysis {
     pub runs_code: bool,
     /// The line starts git (found on PATH by name).
     pub runs_git: bool,
+    /// The names of the programs the line starts that run code its text
+    /// does not show (each one `runs_code` counts): a package manager's
+    /// code cache is its own call's only when they are all that one.
+    pub code_starts: Vec<String>,
     /// The line sets configuration that names a command to run later (`git
     /// config core.hooksPath …`): asked every time, never under a command
     /// grant.
@@ -496,6 +506,17 @@ impl Sink<'_, '_> {
             self.out.folders.push(dir.clone());
         }
         self.out.unseen.push(Unseen::OwnHome { program: program.to_string(), capabilities: capabilities.to_vec(), dir, reason: reason.to_string() });
+    }
+
+    /// `program` runs a package it may download first, through its cache
+    /// under home (`baseline::CODE_CACHES`): opaque, and the cache for the call.
+    pub(super) fn runs_cached(&mut self, program: &str, reason: String) {
+        self.opaque(reason.clone());
+        let cache = crate::policy::baseline::CODE_CACHES.iter().find(|(_, programs)| programs.contains(&program));
+        if let Some((rel, _)) = cache {
+            let dir = paths::normalize(&format!("{}/{rel}", self.cx.home));
+            self.out.unseen.push(Unseen::CodeCache { program: program.to_string(), dir, reason });
+        }
     }
 
     /// A cache `program` regenerates in `dir` (relative to the working

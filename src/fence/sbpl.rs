@@ -120,7 +120,7 @@ pub struct Doors {
     pub host_ports: Vec<u16>,
 }
 
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], doors: &Doors) -> Sbpl {
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], doors: &Doors, workspace: &str) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -200,18 +200,39 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
             }
         }
     }
+    host_state(&mut t, &mut params, &spellings(workspace));
     side_doors(&mut t, &mut params, spellings, doors);
     Sbpl { text: t, params: params.0 }
 }
 
-/// Section 5. Seatbelt judges a unix socket by its path and cannot tell
+/// Section 5, after every grant (no rule on a temp or system folder opens
+/// these): the DSH host's own temp folders, every operation of every
+/// capability; then deployed applications' `.env` files in system folders,
+/// not read (the workspace's own excepted). Fixed patterns, not paths: the
+/// host makes a new folder for each process, under the per-user temp folder
+/// below `/var/folders` as well as `/tmp`, and a `.env` may be anywhere
+/// below a system folder.
+fn host_state(t: &mut String, params: &mut Params, workspace: &[String]) {
+    t.push_str("; 5. the DSH host's temp folders (spilled results, overflowing output), and .env files in system folders\n");
+    let ops: Vec<&str> = Capability::ALL.iter().flat_map(|&c| operations(c).iter().copied()).collect();
+    let names = baseline::HOST_TEMP_PREFIXES.iter().map(|p| p.trim_end_matches('-')).collect::<Vec<_>>().join("|");
+    t.push_str(&format!("(deny {} (regex #\"^(/private)?/(tmp|var/tmp|var/folders)(/[^/]+)*/({names})-[A-Za-z0-9]{{6}}(/|$)\"))\n", ops.join(" ")));
+    let roots: Vec<&str> = baseline::dotenv_roots(crate::api::Platform::Macos).iter().filter_map(|r| r.strip_prefix('/')).filter(|r| !r.starts_with("private/")).collect();
+    let read = operations(Capability::Read).join(" ");
+    t.push_str(&format!("(deny {read} (regex #\"^(/private)?/({})(/[^/]+)*/\\.env(\\.[^/]+)?$\"))\n", roots.join("|")));
+    for w in workspace {
+        t.push_str(&format!("(allow {read} (require-all (subpath {}) (regex #\"/\\.env(\\.[^/]+)?$\")))\n", params.of(w)));
+    }
+}
+
+/// Section 6. Seatbelt judges a unix socket by its path and cannot tell
 /// whose it is, so the call reaches those in the workspace (its own test
 /// servers) and under a root a rule or grant of the call opens for write
 /// (`docker.sock` granted): not the temp folders, where launchd's ssh-agent
 /// and other daemons listen. A path filter does not match an IP
 /// connection; the host's own ports are named by `remote ip`.
 fn side_doors(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<String>, doors: &Doors) {
-    t.push_str("; 5. side doors: unix sockets, the DSH host's ports, signals and process information beyond this call\n");
+    t.push_str("; 6. side doors: unix sockets, the DSH host's ports, signals and process information beyond this call\n");
     t.push_str("(deny network-outbound (subpath \"/\"))\n");
     for root in &doors.socket_roots {
         let filters: Vec<String> = spellings(root).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
@@ -241,7 +262,7 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
     let mut socket_roots = vec![paths::normalize(&req.workspace)];
     socket_roots.extend(req.socket_roots().into_iter().map(|(p, _)| p));
     let doors = Doors { socket_roots, host_ports: req.host_ports.clone() };
-    render(plan, &spell, &protected, &surfaces, &doors)
+    render(plan, &spell, &protected, &surfaces, &doors, &paths::normalize(&req.workspace))
 }
 
 #[cfg(test)]

@@ -19,7 +19,15 @@ pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod arrivals;
 #[cfg(target_os = "linux")]
+pub mod code_caches;
+#[cfg(target_os = "linux")]
+pub mod dotenv;
+#[cfg(target_os = "linux")]
+pub mod host_temp;
+#[cfg(target_os = "linux")]
 pub mod isolate;
+#[cfg(target_os = "linux")]
+pub mod launch_files;
 #[cfg(target_os = "linux")]
 pub mod readonly;
 #[cfg(target_os = "linux")]
@@ -59,6 +67,11 @@ pub fn main(args: &[String]) -> u8 {
         Err(e) => return fail(EXIT_FAILED, &e),
     };
     let mut req = req;
+    // No rule or grant opens the host's temp folders (the decision refuses
+    // them whatever is stored): the supervisor never removes anything there.
+    let outside_host_temp = |r: &crate::policy::rules::Rule| crate::policy::baseline::host_temp_folder(crate::api::Platform::Linux, &r.path).is_none();
+    req.rules.retain(outside_host_temp);
+    req.grants.retain(outside_host_temp);
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
     let made = if req.fences() { arrivals::prepare(&mut req) } else { Default::default() };
@@ -87,6 +100,9 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
+            // A `.env` the call makes where there was none is taken back
+            // when it ends (launch_files.rs).
+            let (_, launch_missing) = launch_files::surfaces(&req);
             let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
             let names = judge.clone();
             let report = opts.iter().any(|o| o == "--report-fence");
@@ -116,6 +132,7 @@ pub fn main(args: &[String]) -> u8 {
                 removals: !names.removals.is_empty() || !names.made.is_empty(),
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
+                settle: Box::new(move || launch_files::settle(&launch_missing)),
             };
             return supervise::run(child, judge);
         }
@@ -155,8 +172,11 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
     }
     let began = std::time::SystemTime::now();
     let host = FsHost::from_env();
-    let plan = fence::compile(req, &host);
+    let mut listed = Vec::new();
+    let dotenv = dotenv::found(&req.workspace, &mut listed);
+    let plan = fence::compile_with(req, &host, &dotenv);
     let mut looked_in = host.looked_in();
+    looked_in.extend(listed);
     let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
     looked_in.extend(host.looked_in());
     looked_in.sort();
@@ -177,18 +197,22 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
 /// ([`persistence`]). Says, for `--report-fence`, what each did.
 #[cfg(target_os = "linux")]
 fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String), String> {
-    use crate::runner::{persistence, readonly};
+    use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
     if req.persistence != crate::api::Persistence::Shut {
         return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into()));
     }
     let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
     let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
+    let caches = code_caches::prepare(req);
     persistence::enter_namespace()?;
     let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
         Some(n) => format!("fenced ({n} writable roots)"),
         None => format!("open ({})", readonly::NO_SETATTR),
     };
     persistence::shut(&surfaces)?;
+    launch_files::shut(&launch_files::surfaces(req).0)?;
+    code_caches::shut(&caches)?;
+    host_temp::hide(&host_temp::folders())?;
     // Other terminals' devices are the user's shells: a fresh instance of
     // /dev/pts shows the call only the terminals it opens itself.
     if let Err(e) = persistence::private_terminals() {
@@ -250,11 +274,19 @@ fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
             // `python -m compileall DIR` was granted DIR's bytecode cache:
             // it compiles the packages below too, and renames each `.pyc`
             // into place, which needs delete in every `__pycache__`.
-            Some("__pycache__") => caches.extend(package_caches(p.parent().unwrap_or(p), g)),
+            // Only below a folder that is really there, as named: a grant
+            // through a link (`lib -> ~/.local/lib/x`) plants no bytecode
+            // where it leads.
+            Some("__pycache__") if real_folder(p.parent().unwrap_or(p)) => caches.extend(package_caches(p.parent().unwrap_or(p), g)),
             _ => {}
         }
     }
     req.grants.extend(caches);
+}
+
+/// A folder reached with no link on the way (its real path is its path).
+fn real_folder(p: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(p).is_ok_and(|c| c == p)
 }
 
 /// The `__pycache__` of every folder under `top` that holds Python sources

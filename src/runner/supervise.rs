@@ -97,11 +97,15 @@ pub struct Child<'a> {
     pub report: bool,
     /// Whether removals and renames go to the supervisor.
     pub removals: bool,
+    /// Run by the supervisor once the command has ended, before it leaves
+    /// (launch_files.rs: what the call made where the host reads at start).
+    pub settle: Box<dyn FnOnce() + 'a>,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
 /// (when the child died of a signal this process dies of it too).
-pub fn run(child: Child, judge: Judge) -> u8 {
+pub fn run(mut child: Child, judge: Judge) -> u8 {
+    let settle = std::mem::replace(&mut child.settle, Box::new(|| ()));
     let mut pair = [0; 2];
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
@@ -139,7 +143,7 @@ pub fn run(child: Child, judge: Judge) -> u8 {
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
     let listener = receive_fd(channel.as_raw_fd());
     drop(channel);
-    supervise(pid, own_session, listener, sigfd, judge)
+    supervise(pid, own_session, listener, sigfd, judge, settle)
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
@@ -218,7 +222,7 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// detached copy behind for what it left running. A signal from a
 /// terminal or the host reaches the child's group directly, unless the
 /// child left the session (`own_session`): then it is passed on.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge) -> u8 {
+fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, settle: Box<dyn FnOnce() + '_>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let mut status: Option<i32> = None;
     loop {
@@ -253,6 +257,7 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
             }
             wait_inflight(&inflight);
         }
+        settle();
         return leave_as(st);
     }
 }

@@ -1,0 +1,50 @@
+//! Package managers' caches of code they run later, read-only for every
+//! call but the package manager's own (Linux).
+//!
+//! `npx` runs what it finds in `~/.npm/_npx` (and `pnpm dlx` what is in its
+//! dlx cache) with no integrity check, so a package planted there by hidden
+//! code runs at the user's next `npx`, outside any fence. The baseline
+//! opens `~/.npm` and `~/.cache/pnpm` to every call (installs write there,
+//! content-addressed and checked); these folders inside them the runner
+//! binds read-only onto themselves in its mount namespace, unless a grant
+//! of the call names them — the decision gives that to the package
+//! manager's own line (`baseline::CODE_CACHES`). A cache not there yet is
+//! made empty first, so it can be shut (as a repository's hooks are).
+
+use crate::fence::ProfileRequest;
+use crate::paths;
+use crate::policy::baseline::CODE_CACHES;
+
+/// The caches to shut for this call: those under home whose folder
+/// exists (made when missing), less those a grant or rule names.
+pub fn prepare(req: &ProfileRequest) -> Vec<String> {
+    let home = paths::normalize(&req.home);
+    let mut out = Vec::new();
+    for (rel, _) in CODE_CACHES {
+        let cache = paths::normalize(&format!("{home}/{rel}"));
+        if req.names(&cache) {
+            continue;
+        }
+        let parent = std::path::Path::new(paths::parent(&cache));
+        // Only in a real folder of the package manager's (no link followed there).
+        let real_parent = std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(parent).is_ok_and(|c| c == parent);
+        if !real_parent {
+            continue;
+        }
+        if std::fs::symlink_metadata(&cache).is_err() && std::fs::create_dir(&cache).is_err() {
+            continue;
+        }
+        out.push(cache);
+    }
+    out
+}
+
+/// Bind each read-only onto itself, in the namespace the runner entered.
+pub fn shut(caches: &[String]) -> Result<(), String> {
+    for c in caches {
+        if std::fs::metadata(c).is_ok() {
+            super::persistence::read_only_bind(c)?;
+        }
+    }
+    Ok(())
+}
