@@ -176,7 +176,9 @@ fn the_hosts_spill_folder_cannot_be_swapped_for_a_link_read_or_written_by_a_call
         let users_file = format!("/tmp/dsh-allow-users-report-{tag}{}.log", std::process::id());
         fs::write(&users_file, "report\n").unwrap();
         w.own(Path::new(&users_file));
+        // Where the control moves the session folder (removed with the test).
         let moved = format!("{}-moved", spill.0.display());
+        let _moved = HostFolder(PathBuf::from(&moved));
         let steps = [
             ("read", format!("open({:?}).read()", format!("{session}/f00d-bash.txt"))),
             ("readSubprocess", format!("open({:?}).read()", subprocess.p("dsh-subprocess-1-1-ab-stdout.log"))),
@@ -204,7 +206,6 @@ fn the_hosts_spill_folder_cannot_be_swapped_for_a_link_read_or_written_by_a_call
         }
         let landed = host_spills(&session, "echo pwned\n");
         assert!(landed.starts_with(fs::canonicalize(w.p("home/.bashrc.d")).unwrap()), "control: the spill did not follow the link: {}", landed.display());
-        let _ = fs::remove_dir_all(&moved);
         let _ = fs::remove_file(&users_file);
         let _ = fs::remove_file(format!("{users_file}.new"));
     });

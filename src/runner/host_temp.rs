@@ -23,10 +23,16 @@ use std::path::Path;
 use crate::policy::baseline;
 use crate::api::Platform;
 
-/// The host temp folders now present: directories (not links) named with a
-/// host prefix directly in a temp folder of the platform or in `$TMPDIR`
-/// (which the call inherits from the host).
+/// The host temp folders now present that this user could reach:
+/// directories (not links) named as the host names them, directly in a temp
+/// folder of the platform or in `$TMPDIR` (which the call inherits from the
+/// host). Another user's private folder (mode 0700, as the host makes them)
+/// is out of reach already, but to root. Each costs a mount per call
+/// (~15 µs), and DSH never removes them.
 pub fn folders() -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
     let mut temps: Vec<String> = baseline::temp_dirs(Platform::Linux).iter().map(|s| s.to_string()).collect();
     if let Some(t) = std::env::var_os("TMPDIR").map(|t| crate::paths::normalize(&t.to_string_lossy())) {
         if t.starts_with('/') && !temps.contains(&t) {
@@ -39,7 +45,8 @@ pub fn folders() -> Vec<String> {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if baseline::is_host_temp_name(&name) && e.file_type().is_ok_and(|t| t.is_dir()) {
+            let reachable = |m: &std::fs::Metadata| me == 0 || m.uid() == me || m.mode() & 0o077 != 0;
+            if baseline::is_host_temp_name(&name) && e.file_type().is_ok_and(|t| t.is_dir()) && e.metadata().is_ok_and(|m| reachable(&m)) {
                 out.push(Path::new(&temp).join(name.as_ref()).to_string_lossy().into_owned());
             }
         }
@@ -50,14 +57,23 @@ pub fn folders() -> Vec<String> {
 }
 
 /// Cover each folder with an empty read-only tmpfs, in the mount namespace
-/// the runner entered. A folder gone since it was listed is skipped.
+/// the runner entered: one instance, on the first folder, bound onto the
+/// others (a bind keeps the read-only flag, and costs a fraction of a new
+/// instance). A folder gone since it was listed is skipped.
 pub fn hide(folders: &[String]) -> Result<usize, String> {
+    let mut first: Option<std::ffi::CString> = None;
     let mut hidden = 0;
     for f in folders {
         let c = std::ffi::CString::new(f.as_str()).map_err(|_| format!("{f}: a path with a NUL byte"))?;
-        let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        // SAFETY: NUL-terminated strings and flags.
-        let r = unsafe { libc::mount(c"dsh-allow".as_ptr(), c.as_ptr(), c"tmpfs".as_ptr(), flags, c"size=4k,nr_inodes=1,mode=0555".as_ptr().cast()) };
+        let r = match &first {
+            // SAFETY: NUL-terminated strings and flags.
+            None => unsafe {
+                let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                libc::mount(c"dsh-allow".as_ptr(), c.as_ptr(), c"tmpfs".as_ptr(), flags, c"size=4k,nr_inodes=1,mode=0555".as_ptr().cast())
+            },
+            // SAFETY: as above.
+            Some(src) => unsafe { libc::mount(src.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) },
+        };
         if r != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::ENOENT) {
@@ -65,6 +81,7 @@ pub fn hide(folders: &[String]) -> Result<usize, String> {
             }
             return Err(format!("cannot cover the DSH host's temp folder {f}: {e}"));
         }
+        first.get_or_insert(c);
         hidden += 1;
     }
     Ok(hidden)

@@ -204,6 +204,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
     let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
     let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
     let caches = code_caches::prepare(req);
+    let host_folders = host_temp::folders();
     persistence::enter_namespace()?;
     let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
         Some(n) => format!("fenced ({n} writable roots)"),
@@ -212,7 +213,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
     persistence::shut(&surfaces)?;
     launch_files::shut(&launch_files::surfaces(req).0)?;
     code_caches::shut(&caches)?;
-    host_temp::hide(&host_temp::folders())?;
+    let covered = host_temp::hide(&host_folders)?;
     // Other terminals' devices are the user's shells: a fresh instance of
     // /dev/pts shows the call only the terminals it opens itself.
     if let Err(e) = persistence::private_terminals() {
@@ -224,7 +225,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         let _ = std::env::set_current_dir(dir);
     }
     let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {})", surfaces.len(), named.join(", ")), metadata))
+    Ok((format!("shut ({} surfaces: {}; {covered} of the host's temp folders covered)", surfaces.len(), named.join(", ")), metadata))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
