@@ -170,10 +170,12 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
     }
 
+    host_state(&mut t, &mut params, &spellings(workspace), &plan.handled);
+
     // Seatbelt matches paths, so unlike Landlock it can shut a name inside
     // `.git` without taking create and delete from `.git` itself, and a
     // surface that does not exist yet is shut too.
-    t.push_str("; 3. the repository's hooks and config, operation by operation, after every grant\n");
+    t.push_str("; 4. the repository's hooks and config, operation by operation, after every grant\n");
     for s in surfaces {
         for p in spellings(s) {
             let at = params.of(&p);
@@ -183,7 +185,7 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
     }
 
-    t.push_str("; 4. the permission store, operation by operation, after every grant\n");
+    t.push_str("; 5. the permission store, operation by operation, after every grant\n");
     let mut folders: Vec<String> = Vec::new();
     for f in protected_files {
         for p in spellings(f) {
@@ -200,23 +202,25 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
             }
         }
     }
-    host_state(&mut t, &mut params, &spellings(workspace));
     side_doors(&mut t, &mut params, spellings, doors);
     Sbpl { text: t, params: params.0 }
 }
 
-/// Section 5, after every grant (no rule on a temp or system folder opens
-/// these): the DSH host's own temp folders, every operation of every
-/// capability; then deployed applications' `.env` files in system folders,
-/// not read (the workspace's own excepted). Fixed patterns, not paths: the
-/// host makes a new folder for each process, under the per-user temp folder
-/// below `/var/folders` as well as `/tmp`, and a `.env` may be anywhere
-/// below a system folder.
-fn host_state(t: &mut String, params: &mut Params, workspace: &[String]) {
-    t.push_str("; 5. the DSH host's temp folders (spilled results, overflowing output), and .env files in system folders\n");
-    let ops: Vec<&str> = Capability::ALL.iter().flat_map(|&c| operations(c).iter().copied()).collect();
+/// Section 3, after every grant (no rule on a temp or system folder opens
+/// these): the DSH host's own temp folders, every operation this tier
+/// fences; then, where reads are fenced, deployed applications' `.env`
+/// files in system folders (the workspace's own excepted). Fixed patterns,
+/// not paths: the host makes a new folder for each process, under the
+/// per-user temp folder below `/var/folders` as well as `/tmp`, and a `.env`
+/// may be anywhere below a system folder.
+fn host_state(t: &mut String, params: &mut Params, workspace: &[String], handled: &[Capability]) {
+    t.push_str("; 3. the DSH host's temp folders (spilled results, overflowing output), and .env files in system folders\n");
+    let ops: Vec<&str> = handled.iter().flat_map(|&c| operations(c).iter().copied()).collect();
     let names = baseline::HOST_TEMP_PREFIXES.iter().map(|p| p.trim_end_matches('-')).collect::<Vec<_>>().join("|");
     t.push_str(&format!("(deny {} (regex #\"^(/private)?/(tmp|var/tmp|var/folders)(/[^/]+)*/({names})-[A-Za-z0-9]{{6}}(/|$)\"))\n", ops.join(" ")));
+    if !handled.contains(&Capability::Read) {
+        return;
+    }
     let roots: Vec<&str> = baseline::dotenv_roots(crate::api::Platform::Macos).iter().filter_map(|r| r.strip_prefix('/')).filter(|r| !r.starts_with("private/")).collect();
     let read = operations(Capability::Read).join(" ");
     t.push_str(&format!("(deny {read} (regex #\"^(/private)?/({})(/[^/]+)*/\\.env(\\.[^/]+)?$\"))\n", roots.join("|")));

@@ -225,7 +225,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         let _ = std::env::set_current_dir(dir);
     }
     let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {}; {covered} of the host's temp folders covered)", surfaces.len(), named.join(", ")), metadata))
+    Ok((format!("shut ({} surfaces: {}); the host's temp folders covered: {covered}", surfaces.len(), named.join(", ")), metadata))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
