@@ -13,7 +13,23 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
+pub mod caller;
+#[cfg(target_os = "linux")]
+pub mod creates;
+#[cfg(target_os = "linux")]
+pub mod hand;
+#[cfg(target_os = "linux")]
 pub mod kept;
+#[cfg(target_os = "linux")]
+pub mod own;
+#[cfg(target_os = "linux")]
+pub mod refusals;
+#[cfg(target_os = "linux")]
+pub mod rights;
+#[cfg(target_os = "linux")]
+pub mod sidecars;
+#[cfg(target_os = "linux")]
+pub mod target;
 #[cfg(target_os = "linux")]
 pub mod persistence;
 #[cfg(target_os = "linux")]
@@ -103,8 +119,12 @@ pub fn main(args: &[String]) -> u8 {
             // A `.env` the call makes where there was none is taken back
             // when it ends (launch_files.rs).
             let (_, launch_missing) = launch_files::surfaces(&req);
-            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
+            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
+            let files = files_of(&req, &rules, made);
+            // Only a workspace-write session changes files: in any other
+            // nothing is made or removed, and nothing is watched.
+            let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
             let report = opts.iter().any(|o| o == "--report-fence");
             // The child makes the mounts and applies Landlock: the supervisor
             // stays outside the namespaces it enters (from inside a user
@@ -129,12 +149,13 @@ pub fn main(args: &[String]) -> u8 {
                 argv,
                 own_session: isolate::has_terminal(),
                 fence: Box::new(fence),
-                removals: !names.removals.is_empty() || !names.made.is_empty(),
+                files: watch_files,
+                hand: None,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
                 settle: Box::new(move || launch_files::settle(&launch_missing)),
             };
-            return supervise::run(child, judge);
+            return supervise::run(child, judge, files);
         }
         exec(argv)
     }
@@ -143,6 +164,21 @@ pub fn main(args: &[String]) -> u8 {
         let _ = (req, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
     }
+}
+
+/// What the supervisor knows of the call's files before it starts: the
+/// entries granted for removal, what was made for the call (its own), and
+/// the fence as the supervisor reads it (the rules, the writable mounts,
+/// what stays shut).
+#[cfg(target_os = "linux")]
+fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> supervise::Files {
+    let mounts = req.persistence == crate::api::Persistence::Shut;
+    let writable = mounts.then(|| readonly::writable_roots(rules));
+    let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
+    shut.extend(req.repository_surfaces());
+    let rights = rights::Rights::new(rules, writable, shut);
+    let quick = rights.removal_roots();
+    supervise::Files { removals: removals::Removals::of(req), own, rights, quick, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's

@@ -92,10 +92,6 @@ pub struct Judge {
     /// The processes of this call, with their descendants; None: the
     /// supervisor's own children (it is their subreaper).
     pub tree: Option<Vec<Proc>>,
-    /// The entries a delete grant names, which the supervisor removes itself.
-    pub removals: super::removals::Removals,
-    /// What the runner made for the call before the fence.
-    pub made: super::arrivals::Made,
 }
 
 /// A process named by pid and start time (a pid alone may be reused).

@@ -13,22 +13,45 @@
 //! dev server started in the background), a copy of the supervisor stays
 //! behind for them, detached from the host's pipes, until the last one
 //! exits: their connections keep being judged, not cut off.
+//!
+//! In a workspace-write session it also stands between the call and its
+//! files: every creating call goes to the hand, a helper inside the fence
+//! that makes the entry so the supervisor knows it as the call's own
+//! ([`super::creates`]), and every removal and rename is judged
+//! ([`super::removals`]): delete means what existed before the call.
 
 use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::caller::{read as read_memory, read_string, take_fd as take_socket};
+use super::hand::Hand;
+use super::own::Own;
+use super::refusals::Refusals;
+use super::removals::Removals;
+use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
 use super::sockets::{decode, Judge, Opened, Peer, Proc, Refusal};
 
+/// What the supervisor keeps about the call's files.
+pub struct Files {
+    pub removals: Removals,
+    pub own: Own,
+    pub rights: Rights,
+    /// Where Landlock grants removal itself (see creates.rs).
+    pub quick: Vec<String>,
+    pub hand: Option<Hand>,
+    pub refusals: Refusals,
+}
+
 /// How a refusal starts on the call's standard error: the plugin reads
 /// these lines back into the ledger (a socket, not a path, was refused).
-pub const REFUSED: &str = "dsh-allow: refused ";
+pub const REFUSED: &str = super::refusals::PREFIX;
 
 /// The filter: what goes to the supervisor, and what is refused outright
 /// from registers alone.
-pub fn filter_lines(removals: bool) -> Vec<Line> {
+pub fn filter_lines(files: bool) -> Vec<Line> {
     let eperm = Action::Errno(libc::EPERM as u16);
     let mut lines = vec![
         Line { nr: libc::SYS_connect, when: When::Always, action: Action::Notify },
@@ -49,12 +72,33 @@ pub fn filter_lines(removals: bool) -> Vec<Line> {
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCSTI as u32 }, action: eperm },
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCLINUX as u32 }, action: eperm },
     ];
-    // Removals and renames, while the call holds a delete grant on an entry
-    // (removals.rs): the supervisor does exactly that one.
-    if removals {
-        for nr in [libc::SYS_unlink, libc::SYS_unlinkat, libc::SYS_rmdir, libc::SYS_rename, libc::SYS_renameat, libc::SYS_renameat2, libc::SYS_mkdir, libc::SYS_mkdirat] {
+    // In a session that may change files: every removal and rename is
+    // judged (removals.rs), every creating call made by the hand
+    // (creates.rs). An open creates only with O_CREAT or O_TMPFILE, which
+    // the filter reads from its flags; openat2's flags are in memory.
+    if files {
+        for nr in [
+            libc::SYS_unlink,
+            libc::SYS_unlinkat,
+            libc::SYS_rmdir,
+            libc::SYS_rename,
+            libc::SYS_renameat,
+            libc::SYS_renameat2,
+            libc::SYS_mkdir,
+            libc::SYS_mkdirat,
+            libc::SYS_mknod,
+            libc::SYS_mknodat,
+            libc::SYS_symlink,
+            libc::SYS_symlinkat,
+            libc::SYS_creat,
+            libc::SYS_openat2,
+            libc::SYS_bind,
+        ] {
             lines.push(Line { nr, when: When::Always, action: Action::Notify });
         }
+        let creating = (libc::O_CREAT | 0o20000000) as u32;
+        lines.push(Line { nr: libc::SYS_open, when: When::AnyBit { arg: 1, mask: creating }, action: Action::Notify });
+        lines.push(Line { nr: libc::SYS_openat, when: When::AnyBit { arg: 2, mask: creating }, action: Action::Notify });
     }
     // io_uring connects and opens with no system call this filter sees:
     // ENOSYS, which every user of it takes as "not here" and falls back.
@@ -95,8 +139,10 @@ pub struct Child<'a> {
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
     /// Whether to report the fence on standard error once it is up.
     pub report: bool,
-    /// Whether removals and renames go to the supervisor.
-    pub removals: bool,
+    /// Whether the call's file changes go to the supervisor (and the hand).
+    pub files: bool,
+    /// The hand's end of its channel (made and passed when `files`).
+    pub hand: Option<RawFd>,
     /// Run by the supervisor once the command has ended, before it leaves
     /// (launch_files.rs: what the call made where the host reads at start).
     pub settle: Box<dyn FnOnce() + 'a>,
@@ -104,9 +150,17 @@ pub struct Child<'a> {
 
 /// Run `child` under supervision; returns the exit code to leave with
 /// (when the child died of a signal this process dies of it too).
-pub fn run(mut child: Child, judge: Judge) -> u8 {
+pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let settle = std::mem::replace(&mut child.settle, Box::new(|| ()));
     let mut pair = [0; 2];
+    let mut hand_pair = [-1; 2];
+    if child.files {
+        // SAFETY: an array of the size passed.
+        if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, hand_pair.as_mut_ptr()) } != 0 {
+            return super::fail(super::EXIT_FAILED, &format!("cannot make the helper's channel: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+        child.hand = Some(hand_pair[1]);
+    }
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
         if libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) != 0 {
@@ -132,6 +186,9 @@ pub fn run(mut child: Child, judge: Judge) -> u8 {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
             libc::close(pair[0]);
             libc::close(sigfd);
+            if hand_pair[0] >= 0 {
+                libc::close(hand_pair[0]);
+            }
         }
         let code = become_command(child, pair[1], me);
         // SAFETY: leave without running anything of the parent's.
@@ -143,7 +200,15 @@ pub fn run(mut child: Child, judge: Judge) -> u8 {
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
     let listener = receive_fd(channel.as_raw_fd());
     drop(channel);
-    supervise(pid, own_session, listener, sigfd, judge, settle)
+    if hand_pair[0] >= 0 {
+        // SAFETY: our copy of the hand's end; ours, owned here.
+        unsafe { libc::close(hand_pair[1]) };
+        let ours = unsafe { OwnedFd::from_raw_fd(hand_pair[0]) };
+        // The hand greets before the listener is sent; a child that failed
+        // first closed its end, and the greeting reads the end of it.
+        files.hand = if listener.is_some() { Hand::greet(ours) } else { None };
+    }
+    supervise(pid, own_session, listener, sigfd, judge, files, settle)
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
@@ -166,7 +231,20 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
         Ok(lines) => lines,
         Err((code, e)) => return super::fail(code, &e),
     };
-    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.removals))) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        if let Err(e) = super::isolate::drop_capabilities() {
+            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+        }
+    }
+    // The hand: under this same fence, before the filter (its own calls
+    // are the supervisor's, not the command's).
+    if let Some(chan) = child.hand {
+        if let Err(e) = super::hand::spawn(chan) {
+            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+        }
+    }
+    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
         Ok(l) => l,
         Err(libc::EBUSY) => {
             return super::fail(super::EXIT_FAILED, "cannot supervise sockets: this process already runs under another seccomp supervisor (EBUSY); nothing was run")
@@ -179,12 +257,6 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
     drop(listener);
     // SAFETY: our end of the channel.
     unsafe { libc::close(channel) };
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        if let Err(e) = super::isolate::drop_capabilities() {
-            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
-        }
-    }
     if let Err(e) = super::isolate::close_inherited() {
         return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
     }
@@ -222,13 +294,18 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// detached copy behind for what it left running. A signal from a
 /// terminal or the host reaches the child's group directly, unless the
 /// child left the session (`own_session`): then it is passed on.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, settle: Box<dyn FnOnce() + '_>) -> u8 {
+///
+/// It blocks in poll and never spins: once no process uses the filter any
+/// more (POLLHUP, which stays), the listener leaves the poll set and only
+/// the child's end is awaited.
+fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, settle: Box<dyn FnOnce() + '_>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let mut status: Option<i32> = None;
+    let mut idle = listener.is_none();
     loop {
         let lfd = listener.as_ref().map_or(-1, |l| l.as_raw_fd());
         let mut fds = [libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
-        let n = if lfd < 0 { 1 } else { 2 };
+        let n = if idle { 1 } else { 2 };
         // SAFETY: an array of `n` pollfds.
         if unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, -1) } < 0 {
             continue;
@@ -245,17 +322,22 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
         }
         if n == 2 && fds[1].revents & libc::POLLIN != 0 {
             if let Some(note) = seccomp::receive(lfd) {
-                handle(lfd, note, &judge, &inflight);
+                handle(lfd, note, &judge, &mut files, &inflight);
             }
+        } else if n == 2 && fds[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+            idle = true;
         }
         let Some(st) = status else { continue };
         // The child is gone. Processes it left behind may still use the
         // filter (POLLHUP when none does).
         if let Some(l) = &listener {
             if !hung_up(l.as_raw_fd()) {
-                detach(l.as_raw_fd(), &judge);
+                detach(l.as_raw_fd(), &judge, &mut files);
             }
             wait_inflight(&inflight);
+        }
+        if let Some(h) = files.hand.as_mut() {
+            h.end();
         }
         settle();
         return leave_as(st);
@@ -334,12 +416,14 @@ fn wait_inflight(inflight: &AtomicUsize) {
 /// Leave a copy of the supervisor for the processes the command left
 /// running: in a session of its own, off the host's pipes, serving until
 /// the last process under the filter has exited.
-fn detach(listener: RawFd, judge: &Judge) {
+fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     let me = std::process::id() as i32;
     let tree: Vec<Proc> = super::sockets::children_of(me).into_iter().filter_map(Proc::of).collect();
     // SAFETY: the copy only makes system calls and serves; it never returns.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
+        // The copy keeps the hand; this process leaves it be.
+        files.hand = None;
         return;
     }
     // SAFETY: plain calls in the detached copy.
@@ -361,9 +445,12 @@ fn detach(listener: RawFd, judge: &Judge) {
         }
         if p.revents & libc::POLLIN != 0 {
             if let Some(note) = seccomp::receive(listener) {
-                handle(listener, note, &judge, &inflight);
+                handle(listener, note, &judge, files, &inflight);
             }
         } else if p.revents & libc::POLLHUP != 0 {
+            if let Some(h) = files.hand.as_mut() {
+                h.end();
+            }
             // SAFETY: the copy ends here.
             unsafe { libc::_exit(0) }
         }
@@ -372,15 +459,19 @@ fn detach(listener: RawFd, judge: &Judge) {
 
 /// One notification: read the address once, judge it, and either refuse
 /// or do the call on the caller's socket with that address.
-fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>) {
+fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight: &Arc<AtomicUsize>) {
     let a = n.data.args;
     let (addr_at, addr_len) = match n.data.nr as i64 {
         libc::SYS_connect => (a[1], a[2] as u32 as usize),
         libc::SYS_sendto => (a[4], a[5] as u32 as usize),
-        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_mkdir | libc::SYS_mkdirat => {
-            return removal(listener, &n, judge);
+        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => {
+            return removal(listener, &n, files);
         }
-        _ => return signal(listener, &n, judge),
+        libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
+            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
+            return super::creates::create(listener, &n, &mut maker);
+        }
+        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.pid)),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
         return seccomp::answer(listener, n.id, Err(libc::EINVAL));
@@ -440,66 +531,65 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     }
 }
 
-/// An unlink, rmdir or rename: a granted entry's, or one inside a folder
-/// made for the call, is done here; any other runs as made (removals.rs).
-fn removal(listener: RawFd, n: &Notif, judge: &Judge) {
-    use super::removals::{self, Act};
+/// An unlink, rmdir or rename, judged (removals.rs). A quick way out
+/// first: where Landlock itself grants removal (a temp folder, tool state),
+/// by the path's text, the call runs as made (the kernel judges it anyway).
+fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
+    use super::removals::{self, Act, Scope};
+    use super::target::{resolve, textual};
     let a = n.data.args;
-    let path = |at: u64| read_string(n.pid, at);
-    let target = |dirfd: i32, at: u64| path(at).and_then(|p| removals::resolve(n.pid, dirfd, &p));
     let cwd = libc::AT_FDCWD;
-    let act = match n.data.nr as i64 {
-        // A folder made for the call: the line's own mkdir of it succeeds; a
-        // folder the line makes inside the workspace is made here, and its
-        // contents are the call's (arrivals.rs).
-        libc::SYS_mkdir | libc::SYS_mkdirat => {
-            let (t, mode) = if n.data.nr as i64 == libc::SYS_mkdir { (target(cwd, a[0]), a[1]) } else { (target(a[0] as i32, a[1]), a[2]) };
-            match t {
-                Some(t) if super::arrivals::mkdir_made(&judge.made, &t.real) => Act::Done(Ok(0)),
-                Some(t) => match super::arrivals::mkdir_wanted(&judge.made, &t, mode as u32, n.pid) {
-                    Some(result) => Act::Done(result),
-                    None => Act::Continue,
-                },
-                None => Act::Continue,
-            }
+    let (from, to, flags, op, rmdir) = match n.data.nr as i64 {
+        libc::SYS_unlink => ((cwd, a[0]), None, 0, "unlink", false),
+        libc::SYS_rmdir => ((cwd, a[0]), None, 0, "rmdir", true),
+        libc::SYS_unlinkat => {
+            let rmdir = a[2] as i32 & libc::AT_REMOVEDIR != 0;
+            ((a[0] as i32, a[1]), None, 0, if rmdir { "rmdir" } else { "unlink" }, rmdir)
         }
-        libc::SYS_unlink => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), false),
-        libc::SYS_rmdir => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), true),
-        libc::SYS_unlinkat => removals::unlink(&judge.removals, &judge.made, target(a[0] as i32, a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0),
-        libc::SYS_rename => removals::rename(&judge.removals, &judge.made, target(cwd, a[0]), target(cwd, a[1]), 0),
-        libc::SYS_renameat => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), 0),
-        _ => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), a[4] as u32),
+        libc::SYS_rename => ((cwd, a[0]), Some((cwd, a[1])), 0, "rename", false),
+        libc::SYS_renameat => ((a[0] as i32, a[1]), Some((a[2] as i32, a[3])), 0, "rename", false),
+        _ => ((a[0] as i32, a[1]), Some((a[2] as i32, a[3])), a[4] as u32, "rename", false),
     };
-    match act {
-        Act::Done(result) if seccomp::still_waiting(listener, n.id) => seccomp::answer(listener, n.id, result),
-        Act::Done(_) => {}
+    let Some(from_path) = read_string(n.pid, from.1) else { return seccomp::let_run(listener, n.id) };
+    let to_path = match to {
+        Some((_, at)) => match read_string(n.pid, at) {
+            Some(p) => Some(p),
+            None => return seccomp::let_run(listener, n.id),
+        },
+        None => None,
+    };
+    // (Landlock judges a removal on the folder that holds the entry.)
+    let quick = |dirfd: i32, p: &str| textual(n.pid, dirfd, p).is_some_and(|t| files.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
+    let dest = to.map(|(d, _)| d).zip(to_path.as_deref());
+    if quick(from.0, &from_path) && dest.is_none_or(|(d, p)| quick(d, p)) {
+        return seccomp::let_run(listener, n.id);
+    }
+    let mut scope = Scope { removals: &files.removals, own: &mut files.own, rights: &files.rights };
+    let Some(source) = resolve(n.pid, from.0, &from_path) else { return seccomp::let_run(listener, n.id) };
+    let judged = match dest {
+        Some((dirfd, p)) => match resolve(n.pid, dirfd, p) {
+            Some(target) => removals::rename(&mut scope, &source, &target, flags),
+            None => return seccomp::let_run(listener, n.id),
+        },
+        None => removals::unlink(&mut scope, &source, rmdir),
+    };
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    if let Some((capability, path)) = &judged.refused {
+        files.refusals.report(capability, path, op, n.pid);
+    }
+    match judged.act {
+        Act::Done(result) => seccomp::answer(listener, n.id, result),
         Act::Continue => seccomp::let_run(listener, n.id),
     }
-}
-
-/// A NUL-terminated string of the caller's (a path: at most PATH_MAX).
-fn read_string(pid: u32, at: u64) -> Option<String> {
-    let mut out = Vec::new();
-    let mut addr = at;
-    while out.len() < 4096 {
-        // Up to the end of the page, so an unmapped next page does not fail the read.
-        let room = 4096 - (addr % 4096) as usize;
-        let chunk = read_memory(pid, addr, room)?;
-        if let Some(end) = chunk.iter().position(|&b| b == 0) {
-            out.extend_from_slice(&chunk[..end]);
-            return String::from_utf8(out).ok();
-        }
-        out.extend_from_slice(&chunk);
-        addr += room as u64;
-    }
-    None
 }
 
 /// A signal: to a process of this call (or a group, or everyone: the
 /// kernel sends only to those it may) it runs, and Landlock's scope judges
 /// it again; to one process outside the call it is refused here, EPERM as
 /// Landlock's own refusal, with a line that names it.
-fn signal(listener: RawFd, n: &Notif, judge: &Judge) {
+fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>) {
     let a = n.data.args;
     let (target, sig) = match n.data.nr as i64 {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
@@ -508,7 +598,10 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge) {
         libc::SYS_pidfd_send_signal => (pidfd_target(n.pid, a[0] as i32).unwrap_or(0), a[1] as i32),
         _ => return seccomp::answer(listener, n.id, Err(libc::ENOSYS)),
     };
-    if target <= 0 || judge.in_call(target) {
+    // The hand is the supervisor's, not the call's (a stopped hand makes
+    // nothing more for the call, which then knows nothing as its own).
+    let to_hand = hand.is_some_and(|h| h == target || super::sockets::thread_group_of(target) == Some(h));
+    if !to_hand && (target <= 0 || judge.in_call(target)) {
         return seccomp::let_run(listener, n.id);
     }
     if !seccomp::still_waiting(listener, n.id) {
@@ -569,43 +662,6 @@ fn unix_address(path: &str) -> Vec<u8> {
     b.extend_from_slice(path.as_bytes());
     b.push(0);
     b
-}
-
-fn read_memory(pid: u32, at: u64, len: usize) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    if len == 0 {
-        return Some(buf);
-    }
-    let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: len };
-    let remote = libc::iovec { iov_base: at as *mut libc::c_void, iov_len: len };
-    // SAFETY: one local buffer of `len` bytes; the remote range is the kernel's to check.
-    let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
-    (n == len as isize).then_some(buf)
-}
-
-/// The caller's socket, as a descriptor of ours (pidfd_getfd(2)).
-fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
-    const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
-    // SAFETY: pidfd_open with a pid and flags.
-    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as i32, PIDFD_THREAD) };
-    if pidfd < 0 {
-        // Before Linux 6.9 a pidfd names a process: the thread's group.
-        let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
-        // SAFETY: as above.
-        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
-    }
-    if pidfd < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    // SAFETY: pidfd_getfd with descriptors and flags.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if got < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor (close-on-exec, the kernel's default here).
-    Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
 }
 
 fn thread_group(tid: u32) -> Option<i32> {
