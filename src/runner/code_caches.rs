@@ -15,16 +15,18 @@ use crate::fence::ProfileRequest;
 use crate::paths;
 use crate::policy::baseline::CODE_CACHES;
 
-/// The caches to shut for this call: those under home whose folder
-/// exists (made when missing), less those a grant or rule names.
-pub fn prepare(req: &ProfileRequest) -> Vec<String> {
+/// The caches under home no grant or rule of the call names: shut to the
+/// call, and to the supervisor acting for it.
+pub fn shut_for(req: &ProfileRequest) -> Vec<String> {
     let home = paths::normalize(&req.home);
+    CODE_CACHES.iter().map(|(rel, _)| paths::normalize(&format!("{home}/{rel}"))).filter(|c| !req.names(c)).collect()
+}
+
+/// The caches to shut for this call ([`shut_for`]) whose folder exists
+/// (made when missing).
+pub fn prepare(req: &ProfileRequest) -> Vec<String> {
     let mut out = Vec::new();
-    for (rel, _) in CODE_CACHES {
-        let cache = paths::normalize(&format!("{home}/{rel}"));
-        if req.names(&cache) {
-            continue;
-        }
+    for cache in shut_for(req) {
         let parent = std::path::Path::new(paths::parent(&cache));
         // Only in a real folder of the package manager's (no link followed there).
         let real_parent = std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(parent).is_ok_and(|c| c == parent);

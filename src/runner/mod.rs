@@ -176,6 +176,13 @@ fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> superv
     let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
     shut.extend(req.repository_surfaces());
+    // What the runner's mounts shut stays shut to the supervisor, which
+    // acts outside them: the workspace's `.env` (there or not), the code
+    // caches, the host's temp folders.
+    let (present, missing) = launch_files::surfaces(req);
+    shut.extend(present.into_iter().chain(missing));
+    shut.extend(code_caches::shut_for(req));
+    shut.extend(host_temp::folders());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
     supervise::Files { removals: removals::Removals::of(req), own, rights, quick, hand: None, refusals: Default::default() }
