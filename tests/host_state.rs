@@ -368,8 +368,10 @@ impl SystemFile {
 
 impl Drop for SystemFile {
     fn drop(&mut self) {
+        // Folders this test made go with what is in them (another file of
+        // the test's may share one).
         for p in self.made.iter().rev() {
-            let _ = fs::remove_file(p).or_else(|_| fs::remove_dir(p));
+            let _ = fs::remove_file(p).or_else(|_| fs::remove_dir_all(p));
         }
     }
 }

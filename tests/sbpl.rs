@@ -731,13 +731,15 @@ mod kernel {
         let _ = std::fs::remove_dir_all(&spill);
         std::fs::create_dir_all(format!("{spill}/session-0123456789ab")).unwrap();
         std::fs::write(format!("{spill}/session-0123456789ab/a-bash.txt"), SECRET).unwrap();
-        // Under /var, which the macOS baseline opens for reading.
+        // Under /var, which the macOS baseline opens for reading; removed
+        // with the test, pass or fail.
         let www_made = !std::path::Path::new("/var/www").exists();
         let app = format!("/var/www/dsh-allow-sb-{id}");
         std::fs::create_dir_all(&app).unwrap();
+        let users = format!("/tmp/dsh-allow-sb-report-{id}.log");
+        let _cleanup = Cleanup(vec![spill.clone(), app.clone(), users.clone(), format!("{users}.new")], www_made);
         std::fs::write(format!("{app}/.env"), SECRET).unwrap();
         std::fs::write(format!("{app}/README"), "an app\n").unwrap();
-        let users = format!("/tmp/dsh-allow-sb-report-{id}.log");
         std::fs::write(&users, "report\n").unwrap();
         let session = quoted(&format!("{spill}/session-0123456789ab"));
         for enforce in [Enforce::Full, Enforce::Guarded] {
@@ -750,13 +752,21 @@ mod kernel {
             ok(&w.sh(&req, &format!("cat {} && echo y > {}", quoted(&users), quoted(&format!("{users}.new")))), "a user's file in /tmp, and a new one");
             assert!(std::path::Path::new(&format!("{spill}/session-0123456789ab/a-bash.txt")).exists(), "{enforce:?}: the session folder moved");
         }
-        let _ = std::fs::remove_dir_all(&spill);
-        let _ = std::fs::remove_dir_all(&app);
-        if www_made {
-            let _ = std::fs::remove_dir("/var/www");
+    }
+
+    /// Paths a test put outside its world, removed when it ends (and
+    /// `/var/www` when the test made it).
+    struct Cleanup(Vec<String>, bool);
+
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            for p in &self.0 {
+                let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+            }
+            if self.1 {
+                let _ = std::fs::remove_dir("/var/www");
+            }
         }
-        let _ = std::fs::remove_file(&users);
-        let _ = std::fs::remove_file(format!("{users}.new"));
     }
 
     #[test]
