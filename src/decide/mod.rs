@@ -226,6 +226,8 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
     fence_grants.append(&mut unseen.call_grants);
+    let through = launch_files_in_grants(req, &analysis, &policy, host, &fence_grants);
+    fence_grants.extend(through);
     // What the call is granted, made and kept is decided on real paths:
     // the runner acts on exactly those and follows no link then.
     for g in &mut fence_grants {
@@ -783,6 +785,35 @@ fn shown_launch_files(req: &DecideRequest, analysis: &effects::Analysis, policy:
     if let (Some(note), false) = (&judged.persistence_note, out.is_empty()) {
         if out.iter().any(|r| note.starts_with(&r.path)) {
             judged.persistence_note = None;
+        }
+    }
+    out
+}
+
+/// git's own line that hides nothing, granted changes across the worktree
+/// (its self-guarded operations: `checkout`, `pull`, `stash` rewrite the
+/// worktree, a tracked `.env` included): the same changes on the
+/// workspace's `.env`, which the kernel otherwise keeps shut. (Another
+/// program's folder grant, `sed -i`'s, is for the files its line names.)
+fn launch_files_in_grants(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, host: &dyn Host, grants: &[crate::policy::rules::Rule]) -> Vec<crate::policy::rules::Rule> {
+    if !hides_nothing(req, analysis) || !analysis.runs_git {
+        return Vec::new();
+    }
+    let ws = paths::normalize(&req.workspace);
+    let mut out = Vec::new();
+    for file in crate::policy::baseline::LAUNCH_FILES {
+        let path = paths::normalize(&format!("{ws}/{file}"));
+        let Some(file) = policy.launch_file(&Spellings::of(&path, host)) else { continue };
+        let mut access = Access::default();
+        for g in grants.iter().filter(|g| g.recursive && paths::within(&file, &g.path) && g.path != file) {
+            for c in [Capability::Write, Capability::Create, Capability::Delete] {
+                if g.access.grants(c) {
+                    access.set(c, true);
+                }
+            }
+        }
+        if access != Access::default() {
+            out.push(crate::policy::rules::Rule { id: String::new(), path: file, recursive: false, access, hits: 0, created_at: String::new() });
         }
     }
     out

@@ -121,6 +121,29 @@ print(json.dumps(tried))
     rmSync(join(world.ws, '.env'))
   })
 
+  test('a tracked .env that differs between branches: git checkout switches it with no card', async () => {
+    const git = (...args) => execFileSync('git', ['-C', world.ws, ...args], {
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x' },
+    }).toString()
+    if (!existsSync(join(world.ws, '.git'))) git('init', '-q')
+    writeFileSync(join(world.ws, '.env'), 'MODE=one\n')
+    git('add', '.env')
+    git('commit', '-q', '-m', 'one')
+    git('checkout', '-q', '-b', 'two')
+    writeFileSync(join(world.ws, '.env'), 'MODE=two\n')
+    git('commit', '-q', '-am', 'two')
+    git('checkout', '-q', '-')
+    const run = await runDsh(world, { script: [bash('git checkout two'), bash('cat .env')] })
+    const [checkout, cat] = results(run)
+    assert.equal(checkout.isError, false, checkout.text)
+    assert.match(cat.text, /MODE=two/, 'the checkout replaced the tracked .env')
+    assert.equal(approvals(run).length, 0, 'no card')
+    git('checkout', '-q', '-')
+    git('rm', '-q', '--cached', '.env')
+    git('commit', '-q', '-m', 'untrack')
+    rmSync(join(world.ws, '.env'))
+  })
+
   test('hidden code cannot plant a workspace .env for the next start; a line that shows the write gets it', async () => {
     const env = join(world.ws, '.env')
     writeFileSync(join(world.ws, '.env.example'), 'PORT=3000\n')
