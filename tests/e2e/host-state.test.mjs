@@ -19,8 +19,10 @@ const FULL = 'danger-full-access'
 
 // Plants a link to ~/.bashrc.d in place of every session's spill folder of
 // every spill root it finds, for every session id it can learn (the
-// harness home lists them; DSH_SESSION_ID where it is not cleared).
-const SWAP_SPILL = String.raw`
+// harness home lists them; DSH_SESSION_ID where it is not cleared). Only
+// roots made since the test began: other DSH processes on this machine are
+// left alone.
+const swapSpill = (since) => String.raw`
 import glob, hashlib, json, os
 home = os.path.expanduser("~")
 ids = set(filter(None, [os.environ.get("DSH_SESSION_ID")]))
@@ -28,6 +30,11 @@ for root, dirs, files in os.walk(os.path.join(os.environ.get("DSH_HOME", home + 
     ids.update(d[len("session-"):] for d in dirs if d.startswith("session-"))
 done = []
 for root in glob.glob("/tmp/dsh-spill-*"):
+    try:
+        if os.stat(root).st_mtime < ${since}:
+            continue
+    except OSError:
+        pass
     for i in ids:
         s = os.path.join(root, "session-" + hashlib.sha256(i.encode()).hexdigest()[:12])
         try:
@@ -51,6 +58,8 @@ describe('the host\'s temp folders, logs and start-up files in a real DSH sessio
 
   test('a fenced call cannot swap its session\'s spill folder for a link; unfenced, the host writes the call\'s text into ~/.bashrc.d', async () => {
     const rc = join(world.home, '.bashrc.d')
+    const since = Math.floor(Date.now() / 1000) - 1
+    const SWAP_SPILL = swapSpill(since)
     const fenced = await runDsh(world, { script: [python(SWAP_SPILL), LONG] })
     const [swap, long] = results(fenced)
     assert.equal(swap.isError, false, swap.text)
@@ -69,6 +78,7 @@ describe('the host\'s temp folders, logs and start-up files in a real DSH sessio
     const landed = readdirSync(rc)
     assert.equal(landed.length, 1, `control: the host followed the link: ${landed}`)
     assert.match(readFileSync(join(rc, landed[0]), 'utf8'), /^echo pwned/)
+    for (const link of JSON.parse(openSwap.text.trim().split('\n').pop()).planted) rmSync(link, { force: true })
     rmSync(rc, { recursive: true, force: true })
     mkdirSync(rc)
   })
