@@ -433,5 +433,11 @@ fn a_sidecar_name_beside_something_that_is_no_writable_database_stays() {
         let out = w.fenced(&format!("rm -f notes-journal; rm -f {}", w.p("home/app.db-journal")));
         assert!(w.path("ws/notes-journal").exists(), "a -journal beside a file that is no database went: {}", text(&out));
         assert!(w.path("home/app.db-journal").exists(), "the journal of a database the call may not write went: {}", text(&out));
+        // A database the call makes beside a file of the user's does not
+        // make that file its journal.
+        w.write("ws/thesis-journal", "my thesis\n");
+        w.own();
+        let out = w.fenced(&format!("{} && rm -f thesis-journal", sqlite("c = sqlite3.connect('thesis'); c.execute('create table t(x)'); c.commit(); c.close()")));
+        assert!(w.path("ws/thesis-journal").exists(), "a database made in the call took a user's file for its journal: {}", text(&out));
     });
 }

@@ -90,3 +90,39 @@ pub fn maker_of(tid: u32) -> Option<Maker> {
     }
     Some(Maker { umask: umask?, fsuid: fsuid?, fsgid: fsgid? })
 }
+
+/// Read one message from `fd`, and which process sent it: the pid the
+/// kernel puts in its credentials (SO_PASSCRED set on `fd`), as this
+/// process's namespace numbers it.
+pub fn receive_with_sender(fd: i32, buf: &mut [u8]) -> Option<(usize, i32)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: CMSG_SPACE of one ucred.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::ucred>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n <= 0 {
+            return None;
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_CREDENTIALS {
+            return None;
+        }
+        let cred: libc::ucred = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
+        Some((n as usize, cred.pid))
+    }
+}
+
+/// Ask the kernel to say (`on`) who sends each message read from `fd`, or
+/// no longer.
+pub fn pass_credentials(fd: i32, on: bool) -> bool {
+    let on: libc::c_int = on.into();
+    // SAFETY: an int option and its size.
+    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_PASSCRED, (&on as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t) == 0 }
+}

@@ -150,6 +150,9 @@ pub fn create(listener: RawFd, n: &Notif, m: &mut Maker) {
     let made = hand.make(req, &path, extra, base.as_ref(), sock.as_ref());
     match made {
         None | Some(Made::Exists) => seccomp::let_run(listener, n.id),
+        // An open answers with a descriptor: without one it failed (never
+        // 0, which the caller would take for its standard input).
+        Some(Made::Unknown) if call.op == Op::Open => seccomp::answer(listener, n.id, Err(libc::EIO)),
         Some(Made::Unknown) => seccomp::answer(listener, n.id, Ok(0)),
         Some(Made::Failed(e)) => {
             if e == libc::EACCES || e == libc::EROFS {

@@ -81,17 +81,17 @@ const REQUEST: usize = std::mem::size_of::<Request>();
 const MAX_MESSAGE: usize = REQUEST + 2 * 4096 + 256;
 const __O_TMPFILE: i32 = 0o20000000;
 
-/// In the runner's child, fence up, before the command: start the hand
-/// (reparented to the supervisor, the tree's subreaper, so the command
-/// never sees it as a child of its own) on `channel`, and close the
-/// child's copy.
+/// In the runner's child, fence up, before the command: start the hand on
+/// `channel` (reparented to the supervisor, the tree's subreaper, so the
+/// command never sees it as a child of its own), and close this process's
+/// copy. (In the call's own process namespace its init is the hand.)
 pub fn spawn(channel: RawFd) -> Result<(), String> {
     // SAFETY: fork in the single-threaded child; the middle process only forks and exits.
-    let mid = unsafe { libc::fork() };
-    if mid < 0 {
+    let first = unsafe { libc::fork() };
+    if first < 0 {
         return Err(format!("cannot start the runner's helper: {}", std::io::Error::last_os_error()));
     }
-    if mid == 0 {
+    if first == 0 {
         // SAFETY: as above.
         if unsafe { libc::fork() } == 0 {
             serve(channel);
@@ -99,11 +99,10 @@ pub fn spawn(channel: RawFd) -> Result<(), String> {
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(0) }
     }
-    let mut st = 0;
-    // SAFETY: waiting for our own child; closing our copy of the channel.
+    // SAFETY: closing our copy of the channel; waiting for the middle process.
     unsafe {
-        libc::waitpid(mid, &mut st, 0);
         libc::close(channel);
+        libc::waitpid(first, std::ptr::null_mut(), 0);
     }
     Ok(())
 }
@@ -136,32 +135,49 @@ fn serve(channel: RawFd) -> ! {
         }
         libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32);
     }
-    let chan = 3;
-    let pid = std::process::id().to_ne_bytes();
-    // SAFETY: a buffer of the length passed.
-    if unsafe { libc::send(chan, pid.as_ptr().cast(), pid.len(), 0) } < 0 {
-        // SAFETY: the hand ends here.
-        unsafe { libc::_exit(1) }
-    }
-    // SAFETY: getfsuid-by-setfsuid(-1) reads the current ids without changing them.
-    let (my_uid, my_gid) = unsafe { (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32) };
-    let mut buf = vec![0u8; MAX_MESSAGE];
+    let mut hand = Serving::greet(3).unwrap_or_else(|| unsafe { libc::_exit(1) });
     loop {
-        let (n, fds) = match receive(chan, &mut buf) {
-            Some(m) => m,
+        if !hand.answer_one() {
             // SAFETY: the channel is closed: the call is over.
-            None => unsafe { libc::_exit(0) },
-        };
-        let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&buf[..n], fds, my_uid, my_gid) };
-        let bytes = as_bytes(&answer.0);
-        let sent = match &answer.1 {
-            Some(fd) => send_with_fd(chan, bytes, fd.as_raw_fd()),
-            None => send_with_fd(chan, bytes, -1),
-        };
-        if sent.is_err() {
-            // SAFETY: the supervisor is gone.
             unsafe { libc::_exit(0) }
         }
+    }
+}
+
+/// The serving side of the hand's channel (the hand process, or the call's
+/// init, which is the hand where the call has a process namespace).
+pub struct Serving {
+    chan: RawFd,
+    uid: u32,
+    gid: u32,
+    buf: Vec<u8>,
+}
+
+impl Serving {
+    /// Say who serves (its pid, as it numbers itself) on `chan`.
+    pub fn greet(chan: RawFd) -> Option<Serving> {
+        let pid = std::process::id().to_ne_bytes();
+        // SAFETY: a buffer of the length passed.
+        if unsafe { libc::send(chan, pid.as_ptr().cast(), pid.len(), 0) } < 0 {
+            return None;
+        }
+        // SAFETY: setfsuid(-1) reads the current ids without changing them.
+        let (uid, gid) = unsafe { (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32) };
+        Some(Serving { chan, uid, gid, buf: vec![0u8; MAX_MESSAGE] })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.chan
+    }
+
+    /// Answer one request; false when the channel is closed (the call and
+    /// its supervisor are gone) or broken.
+    pub fn answer_one(&mut self) -> bool {
+        let Some((n, fds)) = receive(self.chan, &mut self.buf) else { return false };
+        let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&self.buf[..n], fds, self.uid, self.gid) };
+        let bytes = as_bytes(&answer.0);
+        let fd = answer.1.as_ref().map_or(-1, |f| f.as_raw_fd());
+        send_with_fd(self.chan, bytes, fd).is_ok()
     }
 }
 
@@ -367,7 +383,12 @@ fn receive(chan: RawFd, buf: &mut [u8]) -> Option<(usize, Vec<OwnedFd>)> {
 /// The supervisor's end of the hand.
 pub struct Hand {
     chan: OwnedFd,
+    /// Its pid as the supervisor numbers it (to end it).
     pub pid: i32,
+    /// Its pid as the call numbers it (a signal to it is refused; 0: the
+    /// call's init is the hand, which the kernel keeps from the call's
+    /// signals itself).
+    pub ns_pid: i32,
     alive: bool,
 }
 
@@ -381,9 +402,10 @@ impl Hand {
     /// started (the child failed before: its exit says why).
     pub fn greet(chan: OwnedFd) -> Option<Hand> {
         let mut pid = [0u8; 4];
-        // SAFETY: a buffer of the length passed.
-        let n = unsafe { libc::recv(chan.as_raw_fd(), pid.as_mut_ptr().cast(), pid.len(), 0) };
-        (n == 4).then(|| Hand { chan, pid: i32::from_ne_bytes(pid), alive: true })
+        let (n, sender) = super::caller::receive_with_sender(chan.as_raw_fd(), &mut pid)?;
+        // Known: the answers that follow carry descriptors, not credentials.
+        super::caller::pass_credentials(chan.as_raw_fd(), false);
+        (n == 4).then(|| Hand { chan, pid: sender, ns_pid: i32::from_ne_bytes(pid), alive: true })
     }
 
     pub fn alive(&self) -> bool {
@@ -433,20 +455,25 @@ impl Hand {
         })
     }
 
-    /// The hand stopped answering: end it, and make nothing more.
+    /// The hand stopped answering: make nothing more, and end a hand of
+    /// its own (a stopped one; the call's init is never stopped by the call
+    /// and ends with what it reaps).
     fn lost(&mut self) -> Option<Made> {
         self.alive = false;
-        // SAFETY: kill with a pid and a signal number.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        if self.ns_pid != 0 {
+            // SAFETY: kill with a pid and a signal number.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
         None
     }
 
-    /// End the hand now (the call is over and nothing of it is left).
+    /// End a hand of its own now (the call is over and nothing of it is
+    /// left; the call's init ends by itself when nothing is).
     pub fn end(&mut self) {
-        if self.alive {
-            self.alive = false;
+        if self.alive && self.ns_pid != 0 {
             // SAFETY: as above.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
         }
+        self.alive = false;
     }
 }

@@ -17,7 +17,13 @@ pub mod caller;
 #[cfg(target_os = "linux")]
 pub mod creates;
 #[cfg(target_os = "linux")]
+pub mod datagrams;
+#[cfg(target_os = "linux")]
 pub mod hand;
+#[cfg(target_os = "linux")]
+pub mod init;
+#[cfg(target_os = "linux")]
+pub mod hosts;
 #[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
@@ -119,7 +125,9 @@ pub fn main(args: &[String]) -> u8 {
             // A `.env` the call makes where there was none is taken back
             // when it ends (launch_files.rs).
             let (_, launch_missing) = launch_files::surfaces(&req);
-            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None };
+            // SAFETY: getuid has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            let judge = sockets::Judge { hosts: hosts::Hosts::new(&host_pids(&req), uid), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
             let files = files_of(&req, &rules, made);
             // Only a workspace-write session changes files: in any other
@@ -129,9 +137,11 @@ pub fn main(args: &[String]) -> u8 {
             // The child makes the mounts and applies Landlock: the supervisor
             // stays outside the namespaces it enters (from inside a user
             // namespace the host's descriptors could not be read).
-            let fence = move || -> Result<Vec<String>, (u8, String)> {
+            let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
                 // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                let (shut, metadata, pids) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                // The process namespace's init, which mounts its /proc.
+                let processes = between(pids)?;
                 linux::apply(&rules, abi)?;
                 let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
                 Ok(if report {
@@ -140,14 +150,20 @@ pub fn main(args: &[String]) -> u8 {
                         format!("dsh-allow persistence: {shut}"),
                         format!("dsh-allow metadata: {metadata}"),
                         format!("dsh-allow signals: {signals}"),
+                        format!("dsh-allow processes: {processes}"),
                     ]
                 } else {
                     Vec::new()
                 })
             };
+            let relay = match isolate::Relay::for_terminals() {
+                Ok(r) => r,
+                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
+            };
             let child = supervise::Child {
                 argv,
                 own_session: isolate::has_terminal(),
+                relay,
                 fence: Box::new(fence),
                 files: watch_files,
                 hand: None,
@@ -185,7 +201,7 @@ fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> superv
     shut.extend(host_temp::folders());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
-    supervise::Files { removals: removals::Removals::of(req), own, rights, quick, hand: None, refusals: Default::default() }
+    supervise::Files { removals: removals::Removals::of(req), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's
@@ -239,16 +255,19 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
 /// roots ([`readonly`]), then the repository's persistence surfaces
 /// ([`persistence`]). Says, for `--report-fence`, what each did.
 #[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String), String> {
+fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String, Result<(), String>), String> {
     use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
     if req.persistence != crate::api::Persistence::Shut {
-        return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into()));
+        return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into(), Err("the profile asks for no namespaces".into())));
     }
     let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
     let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
     let caches = code_caches::prepare(req);
     let host_folders = host_temp::folders();
     persistence::enter_namespace()?;
+    // Its own processes only (init.rs); where the kernel refuses, the
+    // call runs as before, seeing the user's other processes.
+    let pids = persistence::enter_process_namespace();
     let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
         Some(n) => format!("fenced ({n} writable roots)"),
         None => format!("open ({})", readonly::NO_SETATTR),
@@ -268,7 +287,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         let _ = std::env::set_current_dir(dir);
     }
     let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {}); the host's temp folders covered: {covered}", surfaces.len(), named.join(", ")), metadata))
+    Ok((format!("shut ({} surfaces: {}); the host's temp folders covered: {covered}", surfaces.len(), named.join(", ")), metadata, pids))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {

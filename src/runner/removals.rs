@@ -125,7 +125,7 @@ pub fn unlink(scope: &mut Scope, t: &Target, rmdir: bool) -> Judged {
     // Nothing there, or not reachable: the kernel gives its own answer.
     let Some(id) = identity_at(t.dir.as_fd(), &t.name) else { return Judged::go() };
     let own = scope.own.holds(&id);
-    let theirs = || !Rights::in_repository(&t.real) && (scope.removals.granted(&t.real) || (!id.is_dir() && super::sidecars::database_of(t).is_some_and(|db| scope.rights.may_write(&db))));
+    let theirs = || !Rights::in_repository(&t.real) && (scope.removals.granted(&t.real) || (!id.is_dir() && super::sidecars::database_of(t).is_some_and(|(db, made)| !scope.own.holds(&made) && scope.rights.may_write(&db))));
     let allowed = scope.rights.changeable(&t.real) && (own || theirs());
     if !allowed {
         return Judged::refuse(scope, "delete", &t.real);

@@ -20,7 +20,6 @@
 //! ([`super::creates`]), and every removal and rename is judged
 //! ([`super::removals`]): delete means what existed before the call.
 
-use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,7 +31,7 @@ use super::refusals::Refusals;
 use super::removals::Removals;
 use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
-use super::sockets::{decode, Judge, Opened, Peer, Proc, Refusal};
+use super::sockets::{judge_address, unix_address, Judge, Proc};
 
 /// What the supervisor keeps about the call's files.
 pub struct Files {
@@ -41,6 +40,9 @@ pub struct Files {
     pub rights: Rights,
     /// Where Landlock grants removal itself (see creates.rs).
     pub quick: Vec<String>,
+    /// The call runs in a process namespace of its own (init.rs): it can
+    /// name no process outside, and its pids are not the supervisor's.
+    pub own_pids: bool,
     pub hand: Option<Hand>,
     pub refusals: Refusals,
 }
@@ -48,6 +50,9 @@ pub struct Files {
 /// How a refusal starts on the call's standard error: the plugin reads
 /// these lines back into the ledger (a socket, not a path, was refused).
 pub const REFUSED: &str = super::refusals::PREFIX;
+/// How the runner says the call left processes running (background
+/// servers): they stay fenced, under a detached copy of the supervisor.
+pub const LEFT_RUNNING: &str = "dsh-allow: left running: ";
 
 /// The filter: what goes to the supervisor, and what is refused outright
 /// from registers alone.
@@ -60,6 +65,9 @@ pub fn filter_lines(files: bool) -> Vec<Line> {
         // header the filter cannot read: refused (a plain connect works).
         Line { nr: libc::SYS_sendmsg, when: When::AnyBit { arg: 2, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
         Line { nr: libc::SYS_sendmmsg, when: When::AnyBit { arg: 3, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
+        // A message may carry its own address (datagrams.rs).
+        Line { nr: libc::SYS_sendmsg, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_sendmmsg, when: When::Always, action: Action::Notify },
         // Signals: Landlock's scope refuses those to processes outside the
         // call (ABI 6); the supervisor sees them first to name a refusal.
         Line { nr: libc::SYS_kill, when: When::Always, action: Action::Notify },
@@ -127,14 +135,24 @@ pub fn filter_lines(files: bool) -> Vec<Line> {
     lines
 }
 
+/// Between the mounts and Landlock: given whether the call's own process
+/// namespace was entered (or why not), start its init there; says what the
+/// call's processes see, for `--report-fence`.
+pub type Between<'b> = dyn FnMut(Result<(), String>) -> Result<String, (u8, String)> + 'b;
+/// Make the mounts, call `between`, apply Landlock; the lines
+/// `--report-fence` prints.
+pub type Fence<'a> = Box<dyn FnOnce(&mut Between) -> Result<Vec<String>, (u8, String)> + 'a>;
+
 /// What the child does before exec, in order; each may fail the call
 /// (exit code, message), and then nothing of the command ran.
 pub struct Child<'a> {
     pub argv: &'a [String],
     /// Leave the user's terminal (a session of its own).
     pub own_session: bool,
+    /// Pipes in place of a terminal at 1 and 2 (see isolate.rs).
+    pub relay: Option<super::isolate::Relay>,
     /// Make the mounts and apply Landlock; the lines `--report-fence` prints.
-    pub fence: Box<dyn FnOnce() -> Result<Vec<String>, (u8, String)> + 'a>,
+    pub fence: Fence<'a>,
     /// Whether a socket path is named by the call's grants (its variable is kept).
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
     /// Whether to report the fence on standard error once it is up.
@@ -160,6 +178,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
             return super::fail(super::EXIT_FAILED, &format!("cannot make the helper's channel: {}; nothing was run", std::io::Error::last_os_error()));
         }
         child.hand = Some(hand_pair[1]);
+        super::caller::pass_credentials(hand_pair[0], true);
     }
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
@@ -168,12 +187,16 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
+    // Who hands the listener over is read from the message (the command's
+    // process, in a namespace of its own or not).
+    super::caller::pass_credentials(pair[0], true);
     let (old_mask, sigfd) = match watch_signals() {
         Ok(s) => s,
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
     };
     let me = std::process::id() as i32;
     let own_session = child.own_session;
+    let relay = child.relay.take();
     // SAFETY: this process is single-threaded here; the child only makes
     // system calls and execs or exits.
     let pid = unsafe { libc::fork() };
@@ -190,7 +213,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
                 libc::close(hand_pair[0]);
             }
         }
-        let code = become_command(child, pair[1], me);
+        let code = become_command(Child { relay, ..child }, pair[1], me);
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(code as i32) }
     }
@@ -198,7 +221,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
-    let listener = receive_fd(channel.as_raw_fd());
+    let taken = take_listener(channel.as_raw_fd());
     drop(channel);
     if hand_pair[0] >= 0 {
         // SAFETY: our copy of the hand's end; ours, owned here.
@@ -206,13 +229,26 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         let ours = unsafe { OwnedFd::from_raw_fd(hand_pair[0]) };
         // The hand greets before the listener is sent; a child that failed
         // first closed its end, and the greeting reads the end of it.
-        files.hand = if listener.is_some() { Hand::greet(ours) } else { None };
+        files.hand = if taken.is_some() { Hand::greet(ours) } else { None };
     }
-    supervise(pid, own_session, listener, sigfd, judge, files, settle)
+    let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
+    if let (Some(h), Some(t)) = (files.hand.as_mut(), &taken) {
+        if t.own_pids {
+            h.ns_pid = 0;
+        }
+    }
+    files.own_pids = own_pids;
+    let listener = taken.map(|t| t.fd);
+    // Ours: the read ends; the write ends are the child's.
+    let relay = relay.map(|mut r| {
+        r.ends.clear();
+        r
+    });
+    supervise(pid, own_session, listener, sigfd, judge, files, relay, settle)
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
-fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
+fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // SAFETY: prctl with integers; the check after it closes the race with
     // a supervisor that died before the call.
     unsafe {
@@ -221,13 +257,34 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
             return super::EXIT_FAILED;
         }
     }
+    if let Some(r) = child.relay.as_mut() {
+        if let Err(e) = r.take_ends() {
+            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+        }
+    }
     if child.own_session {
         if let Err(e) = super::isolate::leave_terminal() {
             return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
         }
     }
     let cleared = super::isolate::scrub_environment(&*child.granted);
-    let lines = match (child.fence)() {
+    // In the call's own process namespace this process stays behind as
+    // the relay of the command's status, and its init goes on (init.rs).
+    let mut init: Option<super::init::Init> = None;
+    let keep = [channel, child.hand.unwrap_or(-1)];
+    let mut between = |pids: Result<(), String>| -> Result<String, (u8, String)> {
+        if let Err(why) = pids {
+            return Ok(format!("visible ({why})"));
+        }
+        let i = super::init::start(&keep).map_err(|e| (super::EXIT_FAILED, format!("{e}; nothing was run")))?;
+        let seen = match i.mount_proc() {
+            Ok(()) => "its own only (a process namespace of the call's, with its own /proc)".to_string(),
+            Err(e) => format!("visible ({e})"),
+        };
+        init = Some(i);
+        Ok(seen)
+    };
+    let lines = match (child.fence)(&mut between) {
         Ok(lines) => lines,
         Err((code, e)) => return super::fail(code, &e),
     };
@@ -238,10 +295,33 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     // The hand: under this same fence, before the filter (its own calls
-    // are the supervisor's, not the command's).
-    if let Some(chan) = child.hand {
-        if let Err(e) = super::hand::spawn(chan) {
-            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+    // are the supervisor's, not the command's). In the call's own process
+    // namespace the init is the hand (no process of the call can signal or
+    // trace it); else a process of its own, reparented to the supervisor.
+    if init.is_none() {
+        if let Some(chan) = child.hand {
+            if let Err(e) = super::hand::spawn(chan) {
+                return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+            }
+        }
+    }
+    // The init starts the command and stays to reap.
+    let own_pids = init.is_some();
+    if let Some(i) = init {
+        // SAFETY: fork in the single-threaded init.
+        let command = unsafe { libc::fork() };
+        if command < 0 {
+            return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+        if command > 0 {
+            super::isolate::quiet_init(channel);
+            let hand = child.hand.and_then(super::hand::Serving::greet);
+            i.serve(command, hand);
+        }
+        // The command: the hand's channel is the init's alone.
+        if let Some(chan) = child.hand {
+            // SAFETY: our copy of the init's channel.
+            unsafe { libc::close(chan) };
         }
     }
     let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
@@ -251,7 +331,10 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot install the socket filter: errno {e}; nothing was run")),
     };
-    if let Err(e) = send_fd(channel, listener.as_raw_fd()) {
+    // The filter is up: a sendmsg of this process would now wait on the
+    // supervisor it is addressed to. The supervisor takes the descriptor
+    // by its number (pidfd_getfd) and says so.
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), own_pids) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
     }
     drop(listener);
@@ -298,18 +381,32 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// It blocks in poll and never spins: once no process uses the filter any
 /// more (POLLHUP, which stays), the listener leaves the poll set and only
 /// the child's end is awaited.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, settle: Box<dyn FnOnce() + '_>) -> u8 {
+#[allow(clippy::too_many_arguments)]
+fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>, settle: Box<dyn FnOnce() + '_>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let mut status: Option<i32> = None;
     let mut idle = listener.is_none();
+    // The terminal's pipes still open (see isolate.rs).
+    let mut open: Vec<usize> = relay.as_ref().map_or(Vec::new(), |r| (0..r.copies.len()).collect());
     loop {
         let lfd = listener.as_ref().map_or(-1, |l| l.as_raw_fd());
-        let mut fds = [libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
-        let n = if idle { 1 } else { 2 };
-        // SAFETY: an array of `n` pollfds.
-        if unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, -1) } < 0 {
+        let mut fds = vec![libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: if idle { -1 } else { lfd }, events: libc::POLLIN, revents: 0 }];
+        if let Some(r) = &relay {
+            fds.extend(open.iter().map(|&i| libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
+        }
+        // SAFETY: a vector of pollfds of the length passed (a negative fd is skipped).
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
             continue;
         }
+        if let Some(r) = &relay {
+            let ready: Vec<(usize, i16)> = open.iter().zip(&fds[2..]).map(|(&i, p)| (i, p.revents)).collect();
+            for (i, revents) in ready {
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && !r.copy(i) {
+                    open.retain(|&o| o != i);
+                }
+            }
+        }
+        let n = if idle { 1 } else { 2 };
         if fds[0].revents & libc::POLLIN != 0 {
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
@@ -328,8 +425,17 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
             idle = true;
         }
         let Some(st) = status else { continue };
-        // The child is gone. Processes it left behind may still use the
-        // filter (POLLHUP when none does).
+        // The child is gone: what it wrote to the terminal's pipes is copied
+        // out (processes it left behind lose the terminal, as at a hang-up).
+        if let Some(r) = &relay {
+            for &i in &open {
+                let mut p = libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                // SAFETY: one pollfd, no wait.
+                while unsafe { libc::poll(&mut p, 1, 0) } == 1 && p.revents & libc::POLLIN != 0 && r.copy(i) {}
+            }
+        }
+        // Processes it left behind may still use the filter (POLLHUP when
+        // none does).
         if let Some(l) = &listener {
             if !hung_up(l.as_raw_fd()) {
                 detach(l.as_raw_fd(), &judge, &mut files);
@@ -419,6 +525,19 @@ fn wait_inflight(inflight: &AtomicUsize) {
 fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     let me = std::process::id() as i32;
     let tree: Vec<Proc> = super::sockets::children_of(me).into_iter().filter_map(Proc::of).collect();
+    // Said on the call's standard error, which the plugin records in the
+    // ledger: what of the call keeps running, fenced and supervised.
+    let hand = files.hand.as_ref().map(|h| h.pid);
+    // The call's init (init.rs) is ours: what it reaps is what was left.
+    let left: Vec<String> = tree
+        .iter()
+        .flat_map(|p| if super::init::is_init(p.pid) { super::sockets::children_of(p.pid) } else { vec![p.pid] })
+        .filter(|&p| Some(p) != hand)
+        .map(|p| p.to_string())
+        .collect();
+    if !left.is_empty() {
+        eprintln!("{LEFT_RUNNING}{} process{} of this call (pids {}), still fenced and supervised", left.len(), if left.len() == 1 { "" } else { "es" }, left.join(" "));
+    }
     // SAFETY: the copy only makes system calls and serves; it never returns.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
@@ -467,11 +586,12 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
         libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => {
             return removal(listener, &n, files);
         }
+        libc::SYS_sendmsg | libc::SYS_sendmmsg => return datagram(listener, &n, judge, inflight),
         libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
             let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
             return super::creates::create(listener, &n, &mut maker);
         }
-        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.pid)),
+        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.ns_pid), files.own_pids),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
         return seccomp::answer(listener, n.id, Err(libc::EINVAL));
@@ -517,6 +637,71 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
             None => connect(&target, &addr),
         };
         drop(opened);
+        seccomp::answer(listener, id, result);
+    };
+    if blocking {
+        inflight.fetch_add(1, Ordering::SeqCst);
+        let counter = inflight.clone();
+        std::thread::spawn(move || {
+            work();
+            counter.fetch_sub(1, Ordering::SeqCst);
+        });
+    } else {
+        work();
+    }
+}
+
+/// sendmsg or sendmmsg: on a datagram socket every message is read once,
+/// its address judged as a connect, and sent by the supervisor on the
+/// caller's socket (datagrams.rs); on any other socket the call runs.
+fn datagram(listener: RawFd, n: &Notif, judge: &Judge, inflight: &Arc<AtomicUsize>) {
+    use super::datagrams::{datagram_socket, mmsg_at, read_message, send, write_len};
+    let a = n.data.args;
+    let sock = match datagram_socket(n.pid, a[0] as i32) {
+        Ok(Some(s)) => s,
+        Ok(None) => return seccomp::let_run(listener, n.id),
+        Err(e) => return seccomp::answer(listener, n.id, Err(e)),
+    };
+    let many = n.data.nr as i64 == libc::SYS_sendmmsg;
+    let (count, flags) = if many { ((a[2] as u32 as usize).min(1024), a[3] as i32) } else { (1, a[2] as i32) };
+    let mut msgs = Vec::new();
+    for i in 0..count {
+        let at = if many { mmsg_at(a[1], i).0 } else { a[1] };
+        match read_message(n.pid, at, judge) {
+            Ok(m) => msgs.push(m),
+            Err(r) => {
+                if !r.why.is_empty() {
+                    eprintln!("{REFUSED}{} ({})", r.why, program_of(n.pid));
+                }
+                // sendmmsg sends what came before the first it cannot.
+                if msgs.is_empty() {
+                    return seccomp::answer(listener, n.id, Err(r.errno));
+                }
+                break;
+            }
+        }
+    }
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    let blocking = !nonblocking(&sock) && flags & libc::MSG_DONTWAIT == 0;
+    let (pid, id, vector) = (n.pid, n.id, a[1]);
+    let work = move || {
+        let mut sent = 0i64;
+        let mut last = Ok(0);
+        for (i, m) in msgs.iter().enumerate() {
+            last = send(&sock, m, flags, pid);
+            match last {
+                Ok(bytes) => {
+                    if many {
+                        write_len(pid, mmsg_at(vector, i).1, bytes as u32);
+                    }
+                    sent += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        let result = if many && sent > 0 { Ok(sent) } else { last };
         seccomp::answer(listener, id, result);
     };
     if blocking {
@@ -589,7 +774,7 @@ fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
 /// kernel sends only to those it may) it runs, and Landlock's scope judges
 /// it again; to one process outside the call it is refused here, EPERM as
 /// Landlock's own refusal, with a line that names it.
-fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>) {
+fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>, own_pids: bool) {
     let a = n.data.args;
     let (target, sig) = match n.data.nr as i64 {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
@@ -600,8 +785,10 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>) {
     };
     // The hand is the supervisor's, not the call's (a stopped hand makes
     // nothing more for the call, which then knows nothing as its own).
-    let to_hand = hand.is_some_and(|h| h == target || super::sockets::thread_group_of(target) == Some(h));
-    if !to_hand && (target <= 0 || judge.in_call(target)) {
+    // In a process namespace of its own a pid names only the call's own
+    // processes (and the supervisor reads none of them by it).
+    let to_hand = hand.is_some_and(|h| h == target || (!own_pids && super::sockets::thread_group_of(target) == Some(h)));
+    if !to_hand && (target <= 0 || own_pids || judge.in_call(target)) {
         return seccomp::let_run(listener, n.id);
     }
     if !seccomp::still_waiting(listener, n.id) {
@@ -625,44 +812,6 @@ fn comm_of(pid: i32) -> String {
 
 /// Datagrams and a Fast Open's first bytes fit well under this.
 const MAX_SEND: usize = 16 << 20;
-
-fn judge_address(pid: u32, bytes: &[u8], judge: &Judge) -> (Result<(), Refusal>, Option<Opened>) {
-    match decode(bytes) {
-        Some(Peer::Ip(ip, port)) => (judge.ip(ip, port), None),
-        Some(Peer::UnixAbstract(name)) => (judge.unix_abstract(&name), None),
-        Some(Peer::UnixPath(path)) => match open_for(pid, &path) {
-            Ok(o) => (judge.unix_path(&o), Some(o)),
-            Err(e) => (Err(Refusal { errno: e, why: String::new() }), None),
-        },
-        Some(Peer::Other(_)) | None => (Ok(()), None),
-    }
-}
-
-/// Open a unix socket's path as the caller would reach it (relative to its
-/// working directory, from its root), without reading it, following links
-/// as connect does.
-fn open_for(pid: u32, path: &[u8]) -> Result<Opened, i32> {
-    let base = if path.first() == Some(&b'/') { format!("/proc/{pid}/root") } else { format!("/proc/{pid}/cwd/") };
-    let mut full = base.into_bytes();
-    full.extend_from_slice(path);
-    let c = std::ffi::CString::new(full).map_err(|_| libc::EINVAL)?;
-    // SAFETY: a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(Opened { fd, real })
-}
-
-fn unix_address(path: &str) -> Vec<u8> {
-    let mut b = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
-    b.extend_from_slice(path.as_bytes());
-    b.push(0);
-    b
-}
 
 fn thread_group(tid: u32) -> Option<i32> {
     super::sockets::thread_group_of(tid as i32)
@@ -710,54 +859,44 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-fn send_fd(channel: RawFd, fd: RawFd) -> Result<(), String> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
+/// In the child: say the listener's number (and whether the call has its
+/// own process namespace) and wait until the supervisor has taken its copy.
+/// The supervisor reads who wrote it from the message's credentials
+/// (SO_PASSCRED).
+fn hand_over_listener(channel: RawFd, fd: RawFd, own_pids: bool) -> Result<(), String> {
+    let mut n = fd.to_ne_bytes().to_vec();
+    n.extend(i32::from(own_pids).to_ne_bytes());
+    // SAFETY: buffers of the lengths passed.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut RawFd, fd);
-        if libc::sendmsg(channel, &msg, 0) < 0 {
+        if libc::write(channel, n.as_ptr().cast(), n.len()) != n.len() as isize {
             return Err(std::io::Error::last_os_error().to_string());
+        }
+        let mut ack = [0u8; 1];
+        if libc::read(channel, ack.as_mut_ptr().cast(), 1) != 1 {
+            return Err("the supervisor did not take it".into());
         }
     }
     Ok(())
 }
 
-/// The listener the child sends, or None when it failed before sending
-/// (its exit status says why).
-fn receive_fd(channel: RawFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut bufs = [IoSliceMut::new(&mut byte)];
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = bufs.as_mut_ptr().cast();
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        if libc::recvmsg(channel, &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
-            return None;
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
-        Some(OwnedFd::from_raw_fd(fd))
+/// The listener of the child `pid`, taken by the number it says, or None
+/// when it failed before (its exit status says why).
+fn take_listener(channel: RawFd) -> Option<Listener> {
+    let mut n = [0u8; 8];
+    let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
+    if got != n.len() {
+        return None;
     }
+    let word = |i: usize| i32::from_ne_bytes(n[i..i + 4].try_into().unwrap());
+    let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
+    // SAFETY: a one-byte buffer.
+    unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
+    Some(Listener { fd, own_pids: word(4) != 0 })
+}
+
+/// The filter's listener, as the command's process handed it over.
+struct Listener {
+    fd: OwnedFd,
+    /// The call runs in a process namespace of its own.
+    own_pids: bool,
 }
