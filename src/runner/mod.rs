@@ -129,7 +129,9 @@ pub fn main(args: &[String]) -> u8 {
             let uid = unsafe { libc::getuid() };
             let judge = sockets::Judge { hosts: hosts::Hosts::new(&host_pids(&req), uid), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
-            let files = files_of(&req, &rules, made);
+            // The host's temp folders, listed once for the supervisor and the child.
+            let host_folders = host_temp::folders();
+            let files = files_of(&req, &rules, made, &host_folders);
             // Only a workspace-write session changes files: in any other
             // nothing is made or removed, and nothing is watched.
             let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
@@ -139,7 +141,7 @@ pub fn main(args: &[String]) -> u8 {
             // namespace the host's descriptors could not be read).
             let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
                 // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata, pids) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                let (shut, metadata, pids) = mount_fences(&req, &rules, &host_folders).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
                 // The process namespace's init, which mounts its /proc.
                 let processes = between(pids)?;
                 linux::apply(&rules, abi)?;
@@ -187,7 +189,7 @@ pub fn main(args: &[String]) -> u8 {
 /// the fence as the supervisor reads it (the rules, the writable mounts,
 /// what stays shut).
 #[cfg(target_os = "linux")]
-fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> supervise::Files {
+fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own, host_folders: &[String]) -> supervise::Files {
     let mounts = req.persistence == crate::api::Persistence::Shut;
     let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
@@ -198,7 +200,7 @@ fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> superv
     let (present, missing) = launch_files::surfaces(req);
     shut.extend(present.into_iter().chain(missing));
     shut.extend(code_caches::shut_for(req));
-    shut.extend(host_temp::folders());
+    shut.extend(host_folders.iter().cloned());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
     supervise::Files { removals: removals::Removals::of(req), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
@@ -255,7 +257,7 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
 /// roots ([`readonly`]), then the repository's persistence surfaces
 /// ([`persistence`]). Says, for `--report-fence`, what each did.
 #[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String, Result<(), String>), String> {
+fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[String]) -> Result<(String, String, Result<(), String>), String> {
     use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
     if req.persistence != crate::api::Persistence::Shut {
         return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into(), Err("the profile asks for no namespaces".into())));
@@ -263,7 +265,6 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
     let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
     let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
     let caches = code_caches::prepare(req);
-    let host_folders = host_temp::folders();
     persistence::enter_namespace()?;
     // Its own processes only (init.rs); where the kernel refuses, the
     // call runs as before, seeing the user's other processes.
@@ -275,7 +276,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
     persistence::shut(&surfaces)?;
     launch_files::shut(&launch_files::surfaces(req).0)?;
     code_caches::shut(&caches)?;
-    let covered = host_temp::hide(&host_folders)?;
+    let covered = host_temp::hide(host_folders)?;
     // Other terminals' devices are the user's shells: a fresh instance of
     // /dev/pts shows the call only the terminals it opens itself.
     if let Err(e) = persistence::private_terminals() {
