@@ -76,6 +76,7 @@ fn starts_of(out: &mut Analysis, part: &Analysis) {
     out.runs_code |= part.runs_code;
     out.code_starts.extend(part.code_starts.iter().cloned());
     out.runs_git |= part.runs_git;
+    out.writes_repository |= part.writes_repository;
     out.configures_code |= part.configures_code;
     out.discards.extend(part.discards.iter().cloned());
 }

@@ -46,7 +46,7 @@ pub fn database_of(t: &Target) -> Option<(String, super::own::Identity)> {
         return None;
     }
     let id = super::own::identity_of(std::os::fd::AsFd::as_fd(&db))?;
-    let dir = crate::paths::parent(&t.real);
+    let dir = crate::paths::parent(t.real());
     Some((if dir == "/" { format!("/{base}") } else { format!("{dir}/{base}") }, id))
 }
 
