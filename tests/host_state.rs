@@ -293,7 +293,9 @@ fn npxs_cache_is_read_only_to_every_call_but_the_package_managers_own() {
         assert_eq!(fenced["cache"], "ok", "npm's content-addressed cache stays writable: {fenced}");
         assert!(!Path::new(&planted).exists());
         // npx's own call (the decision grants it the cache for the call).
-        let own = json!({"grants": [{"path": w.p("home/.npm/_npx"), "recursive": true, "access": {"write": true, "create": true, "delete": true}}]});
+        // (The decision also names the cache among the folders the line
+        // makes, when it is missing: the runner makes it first.)
+        let own = json!({"grants": [{"path": w.p("home/.npm/_npx"), "recursive": true, "access": {"write": true, "create": true, "delete": true}}], "folders": [w.p("home/.npm/_npx")]});
         let (granted, _) = w.probe(Some(&w.profile(own)), &attempts(&steps[..1]));
         assert_eq!(granted["plant"], "ok", "{granted}");
         fs::remove_dir_all(w.p("home/.npm/_npx/0a1b2c3d")).unwrap();

@@ -525,6 +525,10 @@ impl Sink<'_, '_> {
         let cache = crate::policy::baseline::CODE_CACHES.iter().find(|(_, programs)| programs.contains(&program));
         if let Some((rel, _)) = cache {
             let dir = paths::normalize(&format!("{}/{rel}", self.cx.home));
+            // Made for the call when missing (a grant attaches to what exists).
+            if self.cx.host.kind(&dir) == PathKind::Missing && !self.out.folders.contains(&dir) {
+                self.out.folders.push(dir.clone());
+            }
             self.out.unseen.push(Unseen::CodeCache { program: program.to_string(), dir, reason });
         }
     }

@@ -22,10 +22,19 @@ pub fn shut_for(req: &ProfileRequest) -> Vec<String> {
     CODE_CACHES.iter().map(|(rel, _)| paths::normalize(&format!("{home}/{rel}"))).filter(|c| !req.names(c)).collect()
 }
 
+/// What [`prepare`] found: the caches to shut, and those it made for that
+/// (empty, and taken away again when the call ends if still empty: the
+/// user's home keeps no trace of a call that did not use them).
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub shut: Vec<String>,
+    pub made: Vec<String>,
+}
+
 /// The caches to shut for this call ([`shut_for`]) whose folder exists
 /// (made when missing).
-pub fn prepare(req: &ProfileRequest) -> Vec<String> {
-    let mut out = Vec::new();
+pub fn prepare(req: &ProfileRequest) -> Prepared {
+    let mut out = Prepared::default();
     for cache in shut_for(req) {
         let parent = std::path::Path::new(paths::parent(&cache));
         // Only in a real folder of the package manager's (no link followed there).
@@ -33,12 +42,24 @@ pub fn prepare(req: &ProfileRequest) -> Vec<String> {
         if !real_parent {
             continue;
         }
-        if std::fs::symlink_metadata(&cache).is_err() && std::fs::create_dir(&cache).is_err() {
-            continue;
+        if std::fs::symlink_metadata(&cache).is_err() {
+            if std::fs::create_dir(&cache).is_err() {
+                continue;
+            }
+            out.made.push(cache.clone());
         }
-        out.push(cache);
+        out.shut.push(cache);
     }
     out
+}
+
+/// Once the command has ended: the folders [`prepare`] made go, if still
+/// empty (only a package manager's own call fills one, and its grant left
+/// it open, so none was made for it).
+pub fn settle(made: &[String]) {
+    for m in made {
+        let _ = std::fs::remove_dir(m);
+    }
 }
 
 /// Bind each read-only onto itself, in the namespace the runner entered.

@@ -135,6 +135,9 @@ pub fn main(args: &[String]) -> u8 {
             let names = judge.clone();
             // The host's temp folders, listed once for the supervisor and the child.
             let host_folders = host_temp::folders();
+            // Code caches made empty to be shut, taken away after if still empty.
+            let caches = code_caches::prepare(&req);
+            let caches_made = caches.made.clone();
             let files = files_of(&req, &rules, made, &host_folders);
             // Only a workspace-write session changes files: in any other
             // nothing is made or removed, and nothing is watched.
@@ -145,7 +148,7 @@ pub fn main(args: &[String]) -> u8 {
             // namespace the host's descriptors could not be read).
             let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
                 // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata, pids) = mount_fences(&req, &rules, &host_folders).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                let (shut, metadata, pids) = mount_fences(&req, &rules, &host_folders, &caches.shut).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
                 // The process namespace's init, which mounts its /proc.
                 let processes = between(pids)?;
                 linux::apply(&rules, abi)?;
@@ -176,7 +179,10 @@ pub fn main(args: &[String]) -> u8 {
                 status: -1,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
-                settle: Box::new(move || launch_files::settle(&launch_missing)),
+                settle: Box::new(move || {
+                    launch_files::settle(&launch_missing);
+                    code_caches::settle(&caches_made);
+                }),
             };
             return supervise::run(child, judge, files);
         }
@@ -262,14 +268,13 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
 /// roots ([`readonly`]), then the repository's persistence surfaces
 /// ([`persistence`]). Says, for `--report-fence`, what each did.
 #[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[String]) -> Result<(String, String, Result<(), String>), String> {
+fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[String], caches: &[String]) -> Result<(String, String, Result<(), String>), String> {
     use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
     if req.persistence != crate::api::Persistence::Shut {
         return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into(), Err("the profile asks for no namespaces".into())));
     }
     let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
     let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
-    let caches = code_caches::prepare(req);
     persistence::enter_namespace()?;
     // Its own processes only (init.rs); where the kernel refuses, the
     // call runs as before, seeing the user's other processes.
@@ -280,7 +285,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[Stri
     };
     persistence::shut(&surfaces)?;
     launch_files::shut(&launch_files::surfaces(req).0)?;
-    code_caches::shut(&caches)?;
+    code_caches::shut(caches)?;
     let covered = host_temp::hide(host_folders)?;
     // Other terminals' devices are the user's shells: a fresh instance of
     // /dev/pts shows the call only the terminals it opens itself.
