@@ -8,6 +8,7 @@
 // danger-full-access DSH never calls confine at all; the gate still applies.
 
 import { RUNNER_FAILURE_EXITS, RUNNER_FAILURE_PREFIX, SEATBELT_FAILURE_PREFIX, runnerArgv, seatbeltArgv } from './fence.js'
+import { withoutVariables } from './launch.js'
 
 export { seatbeltArgv }
 
@@ -37,12 +38,15 @@ export function wrapConfine(sandbox, plan) {
  * `compileProfile(request, host)` is the core's compiler and `host` answers
  * its real-path questions.
  */
-export function makePlanner({ platform, fence, runner, fenceCache, profiles, profileFor, compileProfile, host, sandboxExec }) {
-  return (argv, policy) => {
+export function makePlanner({ platform, fence, runner, fenceCache, profiles, profileFor, compileProfile, host, sandboxExec, unset = [] }) {
+  return (given, policy) => {
+    // What the host took from the workspace's `.env` and names code goes
+    // first (launch.js); `given` is DSH's own argv, judged below.
+    const argv = withoutVariables(given, unset)
     const status = fence.current()
     if (status === undefined || status.level === 'off') return undefined
     if (policy?.mode !== 'read-only' && policy?.mode !== 'workspace-write') return undefined
-    const command = argv.length === 3 && argv[0] === 'bash' && argv[1] === '-c' ? argv[2] : undefined
+    const command = given.length === 3 && given[0] === 'bash' && given[1] === '-c' ? given[2] : undefined
     const profile = profileFor(policy, command, status.level)
     if (platform === 'linux') {
       return {

@@ -36,6 +36,8 @@ export const managedRuleCheck = core.managedRuleCheck
 export const renderRules = core.renderRules
 /** `workspaceRefusal(workspace, home) -> string | undefined`: why a session's workspace is not one (`/`, above home). */
 export const workspaceRefusal = core.workspaceRefusal
+/** `codeVariables(names) -> names`: those that name code, configuration or a repository (the text layer's table). */
+export const codeVariables = core.codeVariables
 export const newRuleId = core.newRuleId
 export const version = core.version
 /** `commandGrantPrompt(commands) -> string`: the model's prompt section for the command grants ('' for none). */

@@ -33,6 +33,7 @@ import { Modes, watchModes } from './modes.js'
 import { changeRecord } from './changes.js'
 import { ProfileFiles } from './profiles.js'
 import { sessionNotices, workspaceProblem } from './notices.js'
+import { fromProjectEnv } from './launch.js'
 import { ManagedFiles, writeDenial } from './managed.js'
 
 export const name = 'dsh-allow'
@@ -136,9 +137,12 @@ export function apply(ctx, rawConfig) {
   ctx.effect(() => ctx.on('approval/request', approvalListener({ asks, grants, ledger, review }), { prepend: true }), 'dsh-allow: approvals')
   ctx.effect(() => () => grants.clear(), 'dsh-allow: release waiters')
 
+  // Variables naming code that the host took from the workspace's `.env`
+  // at start: removed from every fenced call (launch.js).
+  const unset = core.codeVariables(fromProjectEnv(ctx.get('launchEnvironment')))
   ctx.inject(['sandbox'], (sub) => {
     const planner = makePlanner({
-      platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec,
+      platform, fence, runner, fenceCache: config.fenceCache, profiles, compileProfile: core.compileProfile, host: core.nodeHost, sandboxExec, unset,
       // The runner's profile request (src/profile ProfileRequest).
       profileFor: (policy, command, enforce) => {
         const once = command !== undefined && policy.sessionId !== undefined ? grants.claimCall(policy.sessionId, command) : { rules: [], folders: [], kept: [] }

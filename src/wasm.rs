@@ -286,6 +286,15 @@ pub fn workspace_refusal(workspace: &str, home: &str) -> Option<String> {
     crate::policy::baseline::workspace_refusal(workspace, home)
 }
 
+/// `codeVariables(names)`: those of `names` that name code, configuration
+/// or a repository (the text layer's table). The plugin removes them from
+/// every fenced call when the host took them from the workspace's `.env`.
+#[wasm_bindgen(js_name = codeVariables)]
+pub fn code_variables(names: JsValue) -> Result<JsValue, JsError> {
+    let names: Vec<String> = from_js(names, "variable names")?;
+    to_js(&names.into_iter().filter(|n| crate::effects::names_code(n)).collect::<Vec<_>>())
+}
+
 #[wasm_bindgen(js_name = renderRules)]
 pub fn render_rules(rules: JsValue, commands: JsValue) -> Result<String, JsError> {
     let rules: Vec<crate::policy::rules::Rule> = from_js(rules, "rules")?;

@@ -235,7 +235,7 @@ fn last_file_allow(s: &Sbpl) -> usize {
 fn global_denials(s: &Sbpl) -> Vec<String> {
     s.text
         .lines()
-        .filter(|l| l.starts_with("(deny ") && !l.contains("(param") && !l.contains("network-outbound") && *l != "(deny signal)" && *l != "(deny process-info*)")
+        .filter(|l| l.starts_with("(deny ") && !l.contains("(param") && !l.contains("(regex") && !l.contains("network-outbound") && *l != "(deny signal)" && *l != "(deny process-info*)")
         .flat_map(|l| l.trim_start_matches("(deny ").trim_end_matches(')').split(' ').map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
@@ -816,6 +816,52 @@ mod kernel {
             named.grants = req.grants.clone();
             ok(&w.sh(&named, &format!("echo '[user]' >> {config}")), "writing a config a rule names");
             w.write("ws/.git/config", "[core]\n");
+        }
+    }
+
+    #[test]
+    fn the_hosts_temp_folders_and_a_deployed_applications_env_are_shut_by_pattern_while_the_temp_folder_stays_open() {
+        let Some(w) = World::new("host-state") else { return };
+        let id = std::process::id() % 10_000;
+        let spill = format!("/tmp/dsh-spill-sb{id:04}");
+        let _ = std::fs::remove_dir_all(&spill);
+        std::fs::create_dir_all(format!("{spill}/session-0123456789ab")).unwrap();
+        std::fs::write(format!("{spill}/session-0123456789ab/a-bash.txt"), SECRET).unwrap();
+        // Under /var, which the macOS baseline opens for reading; removed
+        // with the test, pass or fail.
+        let www_made = !std::path::Path::new("/var/www").exists();
+        let app = format!("/var/www/dsh-allow-sb-{id}");
+        std::fs::create_dir_all(&app).unwrap();
+        let users = format!("/tmp/dsh-allow-sb-report-{id}.log");
+        let _cleanup = Cleanup(vec![spill.clone(), app.clone(), users.clone(), format!("{users}.new")], www_made);
+        std::fs::write(format!("{app}/.env"), SECRET).unwrap();
+        std::fs::write(format!("{app}/README"), "an app\n").unwrap();
+        std::fs::write(&users, "report\n").unwrap();
+        let session = quoted(&format!("{spill}/session-0123456789ab"));
+        for enforce in [Enforce::Full, Enforce::Guarded] {
+            let req = w.request(enforce, vec![]);
+            refused(&w.sh(&req, &format!("cat {session}/a-bash.txt")), "reading the host's spilled result");
+            refused(&w.sh(&req, &format!("echo x > {session}/planted")), "writing into the host's spill folder");
+            refused(&w.sh(&req, &format!("mv {session} {session}-gone")), "moving the host's session folder away");
+            refused(&w.sh(&req, &format!("cat {}", quoted(&format!("{app}/.env")))), "reading an application's .env");
+            ok(&w.sh(&req, &format!("cat {}", quoted(&format!("{app}/README")))), "reading the application's other files");
+            ok(&w.sh(&req, &format!("cat {} && echo y > {}", quoted(&users), quoted(&format!("{users}.new")))), "a user's file in /tmp, and a new one");
+            assert!(std::path::Path::new(&format!("{spill}/session-0123456789ab/a-bash.txt")).exists(), "{enforce:?}: the session folder moved");
+        }
+    }
+
+    /// Paths a test put outside its world, removed when it ends (and
+    /// `/var/www` when the test made it).
+    struct Cleanup(Vec<String>, bool);
+
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            for p in &self.0 {
+                let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+            }
+            if self.1 {
+                let _ = std::fs::remove_dir("/var/www");
+            }
         }
     }
 

@@ -248,6 +248,8 @@ export declare function managedRuleCheck(policy: Managed, rule: RuleInput, home:
 export declare function managedSystemFile(platform: Platform): string;
 /** Why a session's workspace is not taken as one (`/`, or a folder above home): no workspace grant there. Pass real paths. */
 export declare function workspaceRefusal(workspace: string, home: string): string | undefined;
+/** Which of these variable names name code, configuration or a repository (the text layer's table): removed from fenced calls when the host took them from the workspace's `.env`. */
+export declare function codeVariables(names: string[]): string[];
 /** Render rules and command grants as rules-file text. */
 export declare function renderRules(rules: RuleInput[], commands?: CommandGrantInput[]): string;
 /** The model's system-prompt section for these command grants ('' for none). */

@@ -231,6 +231,7 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let policy = prepared_policy(req, &home, host);
     let (mut fence_grants, repository_ask) = repository_grants(req, &analysis, host);
     let mut judged = judge_effects(&analysis, &policy, host);
+    fence_grants.extend(shown_launch_files(req, &analysis, &policy, host, &mut judged));
     fence_grants.extend(tool_state_removals(req, &judged, host));
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
@@ -239,10 +240,21 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
         unseen.asks.push(why);
     }
     fence_grants.append(&mut unseen.call_grants);
+    let through = launch_files_in_grants(req, &analysis, &policy, host, &fence_grants);
+    fence_grants.extend(through);
+    // What the call is granted, made and kept is decided on real paths:
+    // the runner acts on exactly those and follows no link then.
+    for g in &mut fence_grants {
+        let cap = if !g.recursive && g.access.grants(Capability::Delete) { Capability::Delete } else { Capability::Read };
+        g.path = real_target(&g.path, cap, host);
+    }
     let refused_by_managed = matches!(&judged.why_refused, Some((_, _, Why::ManagedDeny(..))));
     let mut d = conclude(req, &home, grant, judged, unseen, fence_grants, host);
+    for k in &mut d.kept {
+        *k = real_target(k, Capability::Delete, host);
+    }
     if d.decision != Outcome::Refuse {
-        d.folders = analysis.folders.clone();
+        d.folders = analysis.folders.iter().map(|f| host.canonical(f)).collect();
         // A folder the line makes and writes into (`git worktree add ../x`)
         // is granted as a folder: a rule on it alone would reach nothing
         // the line puts inside.
@@ -302,7 +314,8 @@ struct Judged {
 fn judge_effects(analysis: &effects::Analysis, policy: &Policy, host: &dyn Host) -> Judged {
     let mut j = Judged { verdicts: Vec::new(), why_refused: None, persistence_note: None, last_grant: None, linked: Vec::new() };
     for e in &analysis.effects {
-        let spellings = Spellings::of(&e.path, host);
+        // A removal reaches the entry itself, a link never followed.
+        let spellings = if e.capability == Capability::Delete { Spellings::of_entry(&e.path, host) } else { Spellings::of(&e.path, host) };
         if spellings.0.iter().any(|s| paths::through_process_link(s)) {
             j.linked.push(Unseen::ProcessLink { capability: e.capability, path: e.path.clone() });
             continue;
@@ -450,6 +463,7 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 own_home(req, policy, (cwd, host), hides_nothing, (program, capabilities, dir, reason), why_refused, &mut out);
             }
             Unseen::Kept { program, files, reason } => kept(req, host, hides_nothing, (program, files, reason), &mut out),
+            Unseen::CodeCache { program, dir, reason } => code_cache(req, analysis, (program, dir, reason), why_refused, &mut out),
             Unseen::AsksEachTime { capabilities, scope, reason, .. } => {
                 asks_each_time(req, policy, (cwd, host), (capabilities, scope, reason), why_refused, &mut out);
             }
@@ -512,6 +526,36 @@ fn own_home(
             }
         }
         out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+    }
+}
+
+/// A package manager's cache of code it runs later (`~/.npm/_npx`): write,
+/// create and delete there for the call when the only code the line hides
+/// is what a package manager runs through its cache (every opaque part of
+/// the line is one of those runs; no interpreter, script, unknown program
+/// or code-loading variable rides along), else asked as that program's need.
+fn code_cache(req: &DecideRequest, analysis: &effects::Analysis, (program, dir, reason): (&str, &String, &String), why_refused: &Option<(String, Capability, Why)>, out: &mut UnseenJudged) {
+    let count = |f: fn(&Unseen) -> bool| analysis.unseen.iter().filter(|u| f(u)).count();
+    let runs = count(|u| matches!(u, Unseen::CodeCache { .. }));
+    let opaque = count(|u| matches!(u, Unseen::Opaque { .. }));
+    let other = count(|u| matches!(u, Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. } | Unseen::Escapes { .. }));
+    // Every program of the line that runs hidden code is this cache's
+    // package manager (npm and npx share `~/.npm/_npx`).
+    let owners = crate::policy::baseline::CODE_CACHES.iter().find(|(_, programs)| programs.contains(&program)).map_or(&[][..], |(_, p)| *p);
+    let own = analysis.code_starts.iter().all(|p| owners.contains(&p.as_str()));
+    let home = paths::normalize(&req.home);
+    let grantable = req.mode == Mode::WorkspaceWrite && own && other == 0 && opaque <= runs && paths::within(dir, &home);
+    for cap in [Capability::Write, Capability::Create, Capability::Delete] {
+        if grantable && why_refused.is_none() {
+            call_grant(&mut out.call_grants, dir, cap);
+        } else {
+            out.program_needs.push((dir.clone(), cap, program.to_string()));
+            out.unbounded.push((dir.clone(), cap));
+        }
+    }
+    let u = Unknown { capability: Some(Capability::Write), reason: format!("{reason}, keeping it in {dir}, whose packages later runs of it start unchecked"), bounded: grantable };
+    if !out.unknown.contains(&u) {
+        out.unknown.push(u);
     }
 }
 
@@ -729,6 +773,8 @@ fn conclude(
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
     let reason = if asks.is_empty() { reason } else { format!("{reason}; and {}", asks.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
+    // The card names, and a grant holds, what each path really is now.
+    let (missing, proposals) = real_targets(req, missing, proposals, host);
     Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None }
 }
 
@@ -823,6 +869,61 @@ fn tool_state_removals(req: &DecideRequest, judged: &Judged, host: &dyn Host) ->
     out
 }
 
+/// The workspace's `.env` written where the line shows it (`cp .env.example
+/// .env`, `echo PORT=4000 >> .env`) by a line that hides nothing: granted
+/// for the call. The kernel keeps it shut from everything else (hidden code,
+/// and any line that hides some), as a repository's hooks are.
+fn shown_launch_files(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, host: &dyn Host, judged: &mut Judged) -> Vec<crate::policy::rules::Rule> {
+    let mut out: Vec<crate::policy::rules::Rule> = Vec::new();
+    if !hides_nothing(req, analysis) {
+        return out;
+    }
+    for v in judged.verdicts.iter_mut().filter(|v| !v.granted && !v.refused && matches!(v.capability, Capability::Write | Capability::Create)) {
+        let Some(file) = policy.launch_file(&Spellings::of(&v.path, host)) else { continue };
+        v.granted = true;
+        v.tier = Tier::Grant;
+        match out.iter_mut().find(|r| r.path == file) {
+            Some(r) => r.access.set(v.capability, true),
+            None => out.push(crate::policy::rules::Rule { id: String::new(), path: file, recursive: false, access: Access::of(&[v.capability]), hits: 0, created_at: String::new() }),
+        }
+    }
+    if let (Some(note), false) = (&judged.persistence_note, out.is_empty()) {
+        if out.iter().any(|r| note.starts_with(&r.path)) {
+            judged.persistence_note = None;
+        }
+    }
+    out
+}
+
+/// git's own line that hides nothing, granted changes across the worktree
+/// (its self-guarded operations: `checkout`, `pull`, `stash` rewrite the
+/// worktree, a tracked `.env` included): the same changes on the
+/// workspace's `.env`, which the kernel otherwise keeps shut. (Another
+/// program's folder grant, `sed -i`'s, is for the files its line names.)
+fn launch_files_in_grants(req: &DecideRequest, analysis: &effects::Analysis, policy: &Policy, host: &dyn Host, grants: &[crate::policy::rules::Rule]) -> Vec<crate::policy::rules::Rule> {
+    if !hides_nothing(req, analysis) || !analysis.runs_git {
+        return Vec::new();
+    }
+    let ws = paths::normalize(&req.workspace);
+    let mut out = Vec::new();
+    for file in crate::policy::baseline::LAUNCH_FILES {
+        let path = paths::normalize(&format!("{ws}/{file}"));
+        let Some(file) = policy.launch_file(&Spellings::of(&path, host)) else { continue };
+        let mut access = Access::default();
+        for g in grants.iter().filter(|g| g.recursive && paths::within(&file, &g.path) && g.path != file) {
+            for c in [Capability::Write, Capability::Create, Capability::Delete] {
+                if g.access.grants(c) {
+                    access.set(c, true);
+                }
+            }
+        }
+        if access != Access::default() {
+            out.push(crate::policy::rules::Rule { id: String::new(), path: file, recursive: false, access, hits: 0, created_at: String::new() });
+        }
+    }
+    out
+}
+
 /// A line that runs no code its text does not show: no interpreter, shell,
 /// script, program outside the table, `git -c`, nothing opaque, nothing
 /// handed to a daemon. Only such a line gets a self-guarded program's
@@ -906,11 +1007,13 @@ fn refuse_unreadable(why: String) -> Decision {
 fn refusal_sentence(path: &str, cap: Capability, why: &Why) -> String {
     let op = cap.as_str();
     match why {
+        Why::PermissionStore(store) if !cap.mutates() => format!("refused: {path} is dsh-allow's own state ({store}: its rules, audit ledger or fences); no call reads it"),
         Why::PermissionStore(store) => format!("refused: {op} on {path} would change the permission store ({store}); nothing may write it"),
         Why::ManagedDeny(root, entry) => managed::denial_sentence(path, cap, root, entry),
         Why::Reserved(root) => format!("refused: {root} is a protected system path; {op} on {path} is not allowed for anyone"),
         Why::Credential(store) => format!("refused: {path} is in a credential store ({store}); only a rule added with /allow add opens it"),
         Why::HarnessHome(home) => format!("refused: {op} on {path} would change the harness home ({home}), where the plugin, its profile and its store live; only a rule added with /allow add opens it"),
+        Why::HostTemp(folder) => format!("refused: {path} is in the DSH host's own temp folder ({folder}), where it keeps every session's spilled results and writes again later; no call reads or changes it"),
         Why::ReadOnly => format!("refused: this session is read-only; {op} on {path} cannot be granted"),
         _ => format!("refused: {op} on {path}"),
     }
@@ -924,6 +1027,50 @@ fn grant_phrase(w: &Why) -> String {
         Why::FullAccess => "the session runs with full access (protected paths still apply)".into(),
         _ => "every path is covered".into(),
     }
+}
+
+/// Where a path really leads now, as the capability reaches it: a removal
+/// the entry itself (its folder resolved), anything else through every link.
+/// A grant decided on `ws/old -> ~/thesis.tex` names the thesis, and a card
+/// says so; the runner then acts on that path and follows no link.
+pub fn real_target(path: &str, cap: Capability, host: &dyn Host) -> String {
+    if cap == Capability::Delete {
+        crate::policy::resolve::entry(&paths::normalize(path), &|p| host.canonical(p))
+    } else {
+        host.canonical(path)
+    }
+}
+
+/// `missing` and `proposals` with each path written in a place where calls
+/// make links (the workspace, the temp folders) its real target, merged
+/// where two spellings lead to one place. Elsewhere the links are the
+/// system's or the user's (`/opt/homebrew/bin/gh` into its versioned
+/// Cellar): a rule on the name outlives an upgrade.
+fn real_targets(req: &DecideRequest, missing: Vec<PathCapability>, proposals: Vec<Proposal>, host: &dyn Host) -> (Vec<PathCapability>, Vec<Proposal>) {
+    let ws = paths::normalize(&req.workspace);
+    let temps = crate::policy::baseline::temp_dirs(req.platform);
+    let planted_here = |p: &str| paths::within(p, &ws) || temps.iter().any(|t| paths::within(p, t));
+    let real_target = |path: &str, cap: Capability| if planted_here(path) { real_target(path, cap, host) } else { path.to_string() };
+    let mut m: Vec<PathCapability> = Vec::new();
+    for pc in missing {
+        let pc = PathCapability { path: real_target(&pc.path, pc.capability), ..pc };
+        if !m.contains(&pc) {
+            m.push(pc);
+        }
+    }
+    let mut p: Vec<Proposal> = Vec::new();
+    for prop in proposals {
+        // Each capability to where it reaches: on a link, delete stays with
+        // the link and the rest goes to what it points to.
+        for c in Capability::ALL.into_iter().filter(|&c| prop.access.grants(c)) {
+            let path = real_target(&prop.path, c);
+            match p.iter_mut().find(|q| q.path == path && q.command == prop.command) {
+                Some(q) => q.access.set(c, true),
+                None => p.push(Proposal { path, access: Access::of(&[c]), ..prop.clone() }),
+            }
+        }
+    }
+    (m, p)
 }
 
 /// The narrowest rules "Always allow" would store: one per path, recursive

@@ -16,6 +16,7 @@ use crate::shell::parse::{self, Arg, Cwd, Item, RedirectOp, SimpleCommand};
 
 pub use sink::{Analysis, Context, Daemon, Effect, MadeLink, Unseen};
 pub use table::table_names;
+pub use variables::names_code;
 use sink::{Fold, Sink, Start, Started};
 use split::{split, Split};
 use table::{program, Kind, Role, BUILTINS, FILLS, MAKES_IN, NAMES_FROM, RUNS, UPDATES};
@@ -73,6 +74,7 @@ fn part_of(out: &Analysis) -> Analysis {
 /// What a part of the line starts counts for the whole line.
 fn starts_of(out: &mut Analysis, part: &Analysis) {
     out.runs_code |= part.runs_code;
+    out.code_starts.extend(part.code_starts.iter().cloned());
     out.runs_git |= part.runs_git;
     out.writes_repository |= part.writes_repository;
     out.configures_code |= part.configures_code;
@@ -176,6 +178,9 @@ fn run(argv: &[Arg], cwd: &Cwd, cx: &Context, depth: usize, out: &mut Analysis) 
     // A program named by a path may be anything (`./cat` is not cat).
     let known = !name.contains('/') && (BUILTINS.contains(&name) || program(base).is_some_and(|p| !p.runs_code()) || runs_no_code(base, &argv[1..]));
     out.runs_code |= !known;
+    if !known {
+        out.code_starts.push(base.to_string());
+    }
     let words: Vec<&str> = argv[1..].iter().map(Arg::text).collect();
     if words.iter().any(|w| table::DAEMON_SOCKETS.iter().any(|s| w.contains(s))) {
         let reason = format!("`{base}` talks to a daemon through its socket, and the daemon acts outside this process tree");

@@ -17,7 +17,8 @@ use crate::shell::parse::Arg;
 pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: usize) {
     match name {
         "npm" | "pnpm" | "yarn" => node(name, args, sink),
-        "npx" | "pnpx" | "uvx" => sink.opaque(format!("{name} runs a package it may download first")),
+        "npx" | "pnpx" => sink.runs_cached(name, format!("{name} runs a package it may download first")),
+        "uvx" => sink.opaque(format!("{name} runs a package it may download first")),
         "pip" | "pip3" => pip(args, sink),
         "pipx" if !matches!(first_word(args), Some("list" | "environment" | "--version" | "help") | None) => {
             sink.opaque("pipx installs and runs applications in environments it chooses".into());
@@ -139,7 +140,13 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
                 under(sink, dir, &[Create, Write, Delete], &format!("{name} installs into `{}`", dir.text()));
             }
         }
-        "exec" | "x" | "dlx" | "create" => sink.opaque(format!("{name} {sub} runs a package it may download first")),
+        "exec" | "x" | "dlx" | "create" => {
+            let why = format!("{name} {sub} runs a package it may download first");
+            match (name, sub) {
+                ("npm", "exec" | "x" | "create") | ("pnpm", "dlx" | "create") => sink.runs_cached(name, why),
+                _ => sink.opaque(why),
+            }
+        }
         // `npm version patch`: the manifest and lock file written, and in a
         // repository a commit and a tag made by the git it runs.
         "version" if words.len() > 1 => {
@@ -151,7 +158,11 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
         }
         "init" | "innit" => {
             if words.len() > 1 {
-                sink.opaque(format!("{name} init runs the initializer package `{}`", words[1]));
+                let why = format!("{name} init runs the initializer package `{}`", words[1]);
+                match name {
+                    "npm" | "pnpm" => sink.runs_cached(name, why),
+                    _ => sink.opaque(why),
+                }
             } else {
                 let dir = prefix.as_ref().and_then(Arg::literal).unwrap_or(".");
                 sink.fill(&Arg::Literal(format!("{}/package.json", dir.trim_end_matches('/'))));

@@ -74,6 +74,12 @@ pub enum Unseen {
     /// restore FILE`): delete of exactly those entries for the call, when
     /// the line shows everything it runs, else asked as a discard.
     Kept { program: String, files: Vec<String>, reason: String },
+    /// A package manager's cache under home of the packages it runs later
+    /// unchecked (`baseline::CODE_CACHES`): write, create and delete there
+    /// for the call when the only code the line hides is what that package
+    /// manager runs, else asked as its need. Recorded with the opaque run
+    /// itself.
+    CodeCache { program: String, dir: String, reason: String },
     /// A removal the line asks for without naming what it removes, made by
     /// code it does not show (`make clean`'s recipe, `manage.py
     /// collectstatic` replacing what it collected before): one card up
@@ -120,6 +126,10 @@ pub struct Analysis {
     pub runs_code: bool,
     /// The line starts git (found on PATH by name).
     pub runs_git: bool,
+    /// The names of the programs the line starts that run code its text
+    /// does not show (each one `runs_code` counts): a package manager's
+    /// code cache is its own call's only when they are all that one.
+    pub code_starts: Vec<String>,
     /// The line changes a repository through git: a git subcommand that
     /// writes it (`add`, `commit`, `submodule add`…), or a program that runs
     /// git to do so (`npm version` commits and tags).
@@ -506,6 +516,21 @@ impl Sink<'_, '_> {
             self.out.folders.push(dir.clone());
         }
         self.out.unseen.push(Unseen::OwnHome { program: program.to_string(), capabilities: capabilities.to_vec(), dir, reason: reason.to_string() });
+    }
+
+    /// `program` runs a package it may download first, through its cache
+    /// under home (`baseline::CODE_CACHES`): opaque, and the cache for the call.
+    pub(super) fn runs_cached(&mut self, program: &str, reason: String) {
+        self.opaque(reason.clone());
+        let cache = crate::policy::baseline::CODE_CACHES.iter().find(|(_, programs)| programs.contains(&program));
+        if let Some((rel, _)) = cache {
+            let dir = paths::normalize(&format!("{}/{rel}", self.cx.home));
+            // Made for the call when missing (a grant attaches to what exists).
+            if self.cx.host.kind(&dir) == PathKind::Missing && !self.out.folders.contains(&dir) {
+                self.out.folders.push(dir.clone());
+            }
+            self.out.unseen.push(Unseen::CodeCache { program: program.to_string(), dir, reason });
+        }
     }
 
     /// A self-guarded rewrite by `program` under `dir` (relative to the

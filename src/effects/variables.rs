@@ -56,6 +56,15 @@ pub(super) fn assignments(list: &[(String, Arg)], sink: &mut Sink, depth: usize)
     }
 }
 
+/// Whether the variable `name`, wherever it comes from, names code a
+/// program runs or loads, configuration that may name commands, or where
+/// git finds its repository or worktree (the table's rows but `PATH`, the
+/// temp folders and the prompts). The plugin removes such a variable from
+/// every fenced call when the host took it from the workspace's `.env`.
+pub fn names_code(name: &str) -> bool {
+    matches!(variable(name), Some(Var::Command | Var::Loads | Var::Config | Var::Repository | Var::Worktree))
+}
+
 /// `a[$(cmd)]`: bash evaluates an array subscript as arithmetic wherever a
 /// name is read as one (`let`, `declare`, `read`, `printf -v`, `[[ -v ]]`,
 /// `unset`, `$((x))` of a variable holding it), and that runs the command

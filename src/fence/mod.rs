@@ -163,12 +163,19 @@ impl FencePlan {
 }
 
 pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
+    compile_with(req, host, &[])
+}
+
+/// [`compile`], with the `.env` files an adapter found in system folders
+/// (`baseline::dotenv_roots`; Linux: runner/dotenv.rs) shut as credential
+/// stores are: Landlock cannot match a name, so each is compiled around.
+pub fn compile_with(req: &ProfileRequest, host: &dyn Host, found_dotenv: &[String]) -> FencePlan {
     let memo = Memo::new(host);
     let host: &dyn Host = &memo;
     if !req.fences() {
         return FencePlan { enforce: Enforce::Off, handled: Vec::new(), grants: Vec::new(), notes: Vec::new() };
     }
-    let policy = Policy::new(
+    let mut policy = Policy::new(
         &PolicyInput {
             platform: req.platform,
             mode: req.mode,
@@ -183,17 +190,24 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         },
         host,
     );
+    for f in found_dotenv {
+        let spelled = Spellings::of_root(f, host);
+        if !policy.is_in_workspace(&spelled) && !policy.credentials.contains(&spelled) {
+            policy.credentials.push(spelled);
+        }
+    }
     let handled = handled(req.enforce);
     let roots = Roots::of(&policy, host);
     let mut plan = FencePlan { enforce: req.enforce, handled, grants: Vec::new(), notes: Vec::new() };
     grant_roots(req, &policy, &roots, host, &mut plan);
 
     // Guarded: reads stay open outside the user data areas, and outside
-    // the credential stores that lie elsewhere (`/etc/shadow`, `/run/secrets`).
+    // the credential stores that lie elsewhere (`/etc/shadow`, `/run/secrets`)
+    // and dsh-allow's own state (a harness home outside home).
     if req.enforce == Enforce::Guarded {
         let mut shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
         let managed = policy.managed_deny.iter().chain(&policy.managed_ask).filter(|e| e.access.grants(Capability::Read)).map(|e| &e.roots);
-        for store in policy.credentials.iter().chain(managed) {
+        for store in policy.credentials.iter().chain(managed).chain(&policy.protected_files) {
             let real = store.real().to_string();
             if !shut.iter().any(|s| paths::within(&real, s)) && !policy.resolve(store, Capability::Read).granted {
                 shut.push(real);

@@ -133,7 +133,7 @@ pub struct Denial {
     pub access: Vec<Capability>,
 }
 
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], denials: &[Denial], doors: &Doors) -> Sbpl {
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], denials: &[Denial], doors: &Doors, workspace: &str) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -194,10 +194,12 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
     }
 
+    host_state(&mut t, &mut params, &spellings(workspace), &plan.handled);
+
     // Seatbelt matches paths, so unlike Landlock it can shut a name inside
     // `.git` without taking create and delete from `.git` itself, and a
     // surface that does not exist yet is shut too.
-    t.push_str("; 3. the repository's hooks and config, operation by operation, after every grant\n");
+    t.push_str("; 4. the repository's hooks and config, operation by operation, after every grant\n");
     for s in surfaces {
         for p in spellings(s) {
             let at = params.of(&p);
@@ -207,7 +209,7 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
     }
 
-    t.push_str("; 4. the permission store, operation by operation, after every grant\n");
+    t.push_str("; 5. the permission store, operation by operation, after every grant\n");
     let mut folders: Vec<String> = Vec::new();
     for f in protected_files {
         for p in spellings(f) {
@@ -229,7 +231,30 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
     Sbpl { text: t, params: params.0 }
 }
 
-/// Section 4b. The managed policy's denials come after every grant, so no
+/// Section 3, after every grant (no rule on a temp or system folder opens
+/// these): the DSH host's own temp folders, every operation this tier
+/// fences; then, where reads are fenced, deployed applications' `.env`
+/// files in system folders (the workspace's own excepted). Fixed patterns,
+/// not paths: the host makes a new folder for each process, under the
+/// per-user temp folder below `/var/folders` as well as `/tmp`, and a `.env`
+/// may be anywhere below a system folder.
+fn host_state(t: &mut String, params: &mut Params, workspace: &[String], handled: &[Capability]) {
+    t.push_str("; 3. the DSH host's temp folders (spilled results, overflowing output), and .env files in system folders\n");
+    let ops: Vec<&str> = handled.iter().flat_map(|&c| operations(c).iter().copied()).collect();
+    let names = baseline::HOST_TEMP_PREFIXES.iter().map(|p| p.trim_end_matches('-')).collect::<Vec<_>>().join("|");
+    t.push_str(&format!("(deny {} (regex #\"^(/private)?/(tmp|var/tmp|var/folders)(/[^/]+)*/({names})-[A-Za-z0-9]{{6}}(/|$)\"))\n", ops.join(" ")));
+    if !handled.contains(&Capability::Read) {
+        return;
+    }
+    let roots: Vec<&str> = baseline::dotenv_roots(crate::api::Platform::Macos).iter().filter_map(|r| r.strip_prefix('/')).filter(|r| !r.starts_with("private/")).collect();
+    let read = operations(Capability::Read).join(" ");
+    t.push_str(&format!("(deny {read} (regex #\"^(/private)?/({})(/[^/]+)*/\\.env(\\.[^/]+)?$\"))\n", roots.join("|")));
+    for w in workspace {
+        t.push_str(&format!("(allow {read} (require-all (subpath {}) (regex #\"/\\.env(\\.[^/]+)?$\")))\n", params.of(w)));
+    }
+}
+
+/// Section 5b. The managed policy's denials come after every grant, so no
 /// later rule reopens them, and name every capability they deny whatever
 /// the tier fences (Seatbelt can say it; a tier only bounds what the
 /// decision counts on). No folder above one may be renamed or removed:
@@ -238,7 +263,7 @@ fn managed(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<
     if denials.is_empty() {
         return;
     }
-    t.push_str("; 4b. the managed policy's denials, operation by operation, after every grant\n");
+    t.push_str("; 5b. the managed policy's denials, operation by operation, after every grant\n");
     let mut above: Vec<String> = Vec::new();
     for d in denials {
         for p in spellings(&d.path) {
@@ -260,14 +285,14 @@ fn managed(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<
     }
 }
 
-/// Section 5. Seatbelt judges a unix socket by its path and cannot tell
+/// Section 6. Seatbelt judges a unix socket by its path and cannot tell
 /// whose it is, so the call reaches those in the workspace (its own test
 /// servers) and under a root a rule or grant of the call opens for write
 /// (`docker.sock` granted): not the temp folders, where launchd's ssh-agent
 /// and other daemons listen. A path filter does not match an IP
 /// connection; the host's own ports are named by `remote ip`.
 fn side_doors(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<String>, doors: &Doors) {
-    t.push_str("; 5. side doors: unix sockets, the DSH host's ports, signals and process information beyond this call\n");
+    t.push_str("; 6. side doors: unix sockets, the DSH host's ports, signals and process information beyond this call\n");
     t.push_str("(deny network-outbound (subpath \"/\"))\n");
     for root in &doors.socket_roots {
         let filters: Vec<String> = spellings(root).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
@@ -305,7 +330,7 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
             Denial { path: paths::absolute("/", &r.path, &home), recursive: r.recursive, access: Capability::ALL.into_iter().filter(|&c| access.grants(c)).collect() }
         }).collect()
     };
-    render(plan, &spell, &protected, &surfaces, &denials, &doors)
+    render(plan, &spell, &protected, &surfaces, &denials, &doors, &paths::normalize(&req.workspace))
 }
 
 #[cfg(test)]

@@ -61,6 +61,42 @@ pub fn temp_dirs(platform: Platform) -> &'static [&'static str] {
     }
 }
 
+/// The DSH host's own folders in the system temp folder, by the prefix
+/// each is made with (`mkdtemp`, one per host process): `dsh-spill-*` holds
+/// every session's oversized tool results (`session-<hash of its id>/`),
+/// `dsh-subprocess-*` the output of commands that overflow. The host writes
+/// there during and after calls and hands the files back to the model, so
+/// a folder swapped for a link would have the host write wherever it
+/// leads, and another session's results are there to read. No call reads or
+/// changes them; the temp folder around them stays as open as before.
+pub const HOST_TEMP_PREFIXES: &[&str] = &["dsh-spill-", "dsh-subprocess-"];
+
+/// A name the host gives one of its temp folders: a prefix of
+/// [`HOST_TEMP_PREFIXES`] and the six letters or digits `mkdtemp` adds.
+pub fn is_host_temp_name(name: &str) -> bool {
+    HOST_TEMP_PREFIXES.iter().any(|p| name.strip_prefix(p).is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric())))
+}
+
+/// The host's temp folder `path` is or lies in: a folder named as
+/// [`is_host_temp_name`] says inside one of the platform's temp folders (on
+/// macOS the host's is a per-user `T` folder below `/var/folders`).
+pub fn host_temp_folder(platform: Platform, path: &str) -> Option<String> {
+    let path = crate::paths::normalize(path);
+    let temps = temp_dirs(platform);
+    let mut at = 0usize;
+    for seg in path.split('/') {
+        let end = at + seg.len();
+        if is_host_temp_name(seg) {
+            let parent = &path[..at.saturating_sub(1)];
+            if temps.iter().any(|t| crate::paths::within(parent, t)) {
+                return Some(path[..end].to_string());
+            }
+        }
+        at = end + 1;
+    }
+    None
+}
+
 /// Why `workspace` is not taken as a workspace, when it is not: `/` or a
 /// folder above the user's home (`/home`, `/Users`) would hand the workspace
 /// baseline — read, write, create, execute — to the whole system or to every
@@ -187,6 +223,14 @@ pub const STARTUP_FILES: &[&str] = &[
     ".config/systemd/user",
 ];
 
+/// Files in the workspace the DSH host reads when it starts, relative to
+/// the workspace: `.env`, whose variables it puts into its own environment
+/// and so into every later call's (dsh-app-boot `loadLayeredEnv`; its
+/// blocklist lets through `GIT_CONFIG_PARAMETERS`, `OPENSSL_CONF`,
+/// `npm_config_*`, providers' `*_BASE_URL`). A persistence surface like a
+/// repository's hooks: only a rule or grant naming it opens it.
+pub const LAUNCH_FILES: &[&str] = &[".env"];
+
 /// The surfaces of a repository the runner shuts in the kernel, relative to
 /// the folder holding `.git` (read-only bind mounts; see runner.rs).
 pub const REPOSITORY_SURFACES: &[&str] = &[".git/hooks", ".git/config", ".gitmodules"];
@@ -225,6 +269,16 @@ pub fn repository_surface(path: &str) -> Option<String> {
 /// metadata cache; content-addressed and checked against integrity hashes
 /// on read, like npm's), and uv's cache (wheels keyed by their hashes).
 pub const HOME_TOOL_STATE: &[&str] = &[".npm", ".cache/pip", ".cache/go-build", ".cache/yarn", ".pnpm-store", ".local/share/pnpm/store", ".cache/pnpm", ".cache/uv"];
+
+/// Caches under home of packages a package manager downloads and later
+/// runs with no integrity check (npx and `npm exec` from `~/.npm/_npx`,
+/// `pnpm dlx` from its dlx cache): code planted there runs at the user's
+/// next `npx`. Only the package manager's own call writes them (the
+/// decision grants the cache for that call; the runner shuts it read-only
+/// for every other), and a visible write by anything else asks, as on a
+/// persistence surface.
+/// `(folder under home, the package manager's programs)`.
+pub const CODE_CACHES: &[(&str, &[&str])] = &[(".npm/_npx", &["npx", "npm"]), (".cache/pnpm/dlx", &["pnpm", "pnpx"])];
 
 /// User-installed toolchains under home: programs and settings, not credentials.
 pub fn toolchains(platform: Platform) -> &'static [&'static str] {
@@ -331,6 +385,12 @@ pub const CREDENTIAL_STORES: &[Store] = &[
     home(".lesshst", "less: search and shell-command history"),
     // The harness's own secrets, inside the harness home it may read.
     Store { at: At::Harness(".credentials.yaml"), source: "DSH (dsh-credentials-local): model providers' keys, inside the harness home" },
+    Store { at: At::Harness(".env"), source: "DSH (dsh-app-boot): the harness home's .env, loaded into the host's environment at start (providers' keys)" },
+    // What the harness keeps of its sessions: a key a session once printed
+    // under a temporary rule stays in its log.
+    Store { at: At::Harness("sessions"), source: "DSH (session-persistence-jsonl): every session's log (zstd JSONL), with all it printed" },
+    Store { at: At::Harness("storages"), source: "DSH web (storage-json): the web app's storages" },
+    Store { at: At::Harness("attachments"), source: "DSH (attachment-local): files and images attached to sessions" },
     // System places, inside /etc and /run, which the baseline opens for reading.
     abs("/etc/shadow", "shadow(5): password hashes"),
     abs("/etc/shadow-", "shadow(5): the backup"),
@@ -350,11 +410,43 @@ pub const CREDENTIAL_STORES: &[Store] = &[
     abs("/etc/openvpn", "OpenVPN: keys and credentials beside its configs"),
     abs("/etc/pki/tls/private", "RHEL, Fedora: TLS private keys"),
     abs("/etc/mysql/debian.cnf", "Debian MySQL: the maintenance account's password"),
+    abs("/etc/rancher/k3s/k3s.yaml", "k3s: the cluster admin's kubeconfig (its client key)"),
+    abs("/etc/rancher/rke2/rke2.yaml", "RKE2: the cluster admin's kubeconfig"),
+    abs("/var/lib/rancher/k3s/server/token", "k3s: the token that joins nodes to the cluster"),
+    abs("/var/lib/rancher/k3s/server/tls", "k3s: the cluster's CA and client keys"),
+    abs("/var/lib/rancher/k3s/server/cred", "k3s: the control plane's kubeconfigs and passwords"),
+    abs("/etc/kubernetes/admin.conf", "kubeadm: the cluster admin's kubeconfig"),
+    abs("/etc/kubernetes/super-admin.conf", "kubeadm: the break-glass kubeconfig"),
+    abs("/etc/kubernetes/pki", "kubeadm: the cluster's CA and service-account keys"),
     abs("/run/secrets", "Docker and Compose secrets; Kubernetes mounts here too"),
     abs("/var/run/secrets", "Kubernetes: the service account's token (kubernetes.io/serviceaccount/token)"),
     abs("/run/user", "the per-user runtime folders: agent and keyring sockets, containers/auth.json"),
     abs("/Library/Keychains", "macOS: the system keychain"),
 ];
+
+/// System folders where deployed applications keep their secrets in a
+/// `.env` file (`/var/www/html/.env`, `/opt/app/.env`, `/srv/app/.env`),
+/// which the baseline opens for reading. A `.env` or `.env.*` file below
+/// one, outside the workspace, is a credential store: the decision refuses
+/// it by name, the Linux fence compiles around each one the runner finds
+/// two folders deep (runner/dotenv.rs), Seatbelt denies the pattern.
+pub fn dotenv_roots(platform: Platform) -> &'static [&'static str] {
+    match platform {
+        Platform::Linux => &["/etc", "/opt", "/srv", "/var/www"],
+        Platform::Macos => &["/etc", "/private/etc", "/opt", "/srv", "/var/www", "/private/var/www"],
+    }
+}
+
+/// A file name `.env` files go by: `.env`, `.env.production`, `.env.local`…
+pub fn is_dotenv(name: &str) -> bool {
+    name == ".env" || (name.starts_with(".env.") && name.len() > ".env.".len())
+}
+
+/// Whether `path` is a `.env` file below a system folder of [`dotenv_roots`]
+/// (the caller leaves out the workspace's own).
+pub fn system_dotenv(platform: Platform, path: &str) -> bool {
+    is_dotenv(crate::paths::file_name(path)) && dotenv_roots(platform).iter().any(|r| crate::paths::within(path, r) && path != *r)
+}
 
 /// Every credential store as an absolute path, for this home and harness
 /// home (a harness-home store only when there is one).

@@ -29,6 +29,17 @@ impl Spellings {
             Spellings(vec![written, real])
         }
     }
+    /// An entry as removing it reaches it: its folder resolved, its own name
+    /// not followed (`rm link` removes the link, never what it points to).
+    pub fn of_entry(path: &str, host: &dyn Host) -> Spellings {
+        let written = paths::normalize(path);
+        let real = entry(&written, &|p| host.canonical(p));
+        if real == written {
+            Spellings(vec![written])
+        } else {
+            Spellings(vec![written, real])
+        }
+    }
     /// `of` for a root of the policy (see `Host::canonical_root`).
     pub fn of_root(path: &str, host: &dyn Host) -> Spellings {
         let written = paths::normalize(path);
@@ -84,6 +95,16 @@ pub struct Resolution {
     pub why: Why,
 }
 
+/// `path`'s folder resolved with `real`, joined with its own name.
+pub fn entry(path: &str, real: &dyn Fn(&str) -> String) -> String {
+    if path == "/" {
+        return "/".into();
+    }
+    let dir = real(paths::parent(path));
+    let name = paths::file_name(path);
+    if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") }
+}
+
 /// Why a tier spoke, for the sentence a user reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Why {
@@ -103,6 +124,9 @@ pub enum Why {
     /// A file whose contents decide what runs later (hooks, git config,
     /// shell start-up files): only a rule or grant naming it opens it.
     Persistence(String),
+    /// The DSH host's own temp folder (spilled results, overflowing
+    /// output): no call reads or changes it.
+    HostTemp(String),
     ReadOnly,
     FullAccess,
     NotGranted,
@@ -185,8 +209,32 @@ impl Policy {
                 rule_id: Some(r.id.clone()).filter(|id| !id.is_empty()),
             }
         };
-        let mut explicit: Vec<Prepared> = input.rules.iter().map(|r| prepare(r, Tier::Rule)).collect();
-        explicit.extend(input.grants.iter().map(|r| prepare(r, Tier::Grant)));
+        // A rule on a link reaches its target for reading, writing, making
+        // and running; delete reaches the link itself (removing a link never
+        // removes what it points to), so that part is kept apart, on the
+        // entry.
+        let split = |r: &Rule, tier: Tier| -> Vec<Prepared> {
+            let whole = prepare(r, tier);
+            let written = paths::normalize(&abs(&r.path));
+            let on_entry = entry(&written, &|p| host.canonical_root(p));
+            if r.access.delete.is_none() || on_entry == whole.roots.real() {
+                return vec![whole];
+            }
+            let mut rest = whole.clone();
+            rest.access.delete = None;
+            let roots = if on_entry == written { Spellings(vec![written]) } else { Spellings(vec![written, on_entry.clone()]) };
+            let delete = Prepared {
+                depth: paths::depth(&on_entry),
+                roots,
+                recursive: r.recursive,
+                access: Access { delete: r.access.delete, ..Access::default() },
+                tier,
+                rule_id: whole.rule_id.clone(),
+            };
+            vec![rest, delete]
+        };
+        let mut explicit: Vec<Prepared> = input.rules.iter().flat_map(|r| split(r, Tier::Rule)).collect();
+        explicit.extend(input.grants.iter().flat_map(|r| split(r, Tier::Grant)));
         let mut explicit_at: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, e) in explicit.iter().enumerate() {
             explicit_at.entry(e.roots.real().to_string()).or_default().push(i);
@@ -333,8 +381,17 @@ impl Policy {
     }
 
     fn resolve_over_with(&self, path: &Spellings, cap: Capability, over: &Over, check_protected: bool) -> Resolution {
-        // 1. Protected: reserved platform paths and the permission store.
-        if cap.mutates() && check_protected {
+        // 1. Protected: the host's temp folders (reads too: another
+        // session's results are there), reserved platform paths and the
+        // permission store.
+        if let Some(folder) = self.host_temp(path) {
+            if cap.mutates() || self.mode != Mode::DangerFullAccess {
+                return Resolution { granted: false, refused: true, tier: Tier::Protected, rule_id: None, why: Why::HostTemp(folder) };
+            }
+        }
+        // dsh-allow's own state (its rules, the audit ledger, the profiles
+        // and fences the runner applies) is not read by calls either.
+        if check_protected && (cap.mutates() || self.mode != Mode::DangerFullAccess) {
             if let Some(why) = self.protected(path, cap) {
                 return Resolution { granted: false, refused: true, tier: Tier::Protected, rule_id: None, why };
             }
@@ -492,7 +549,7 @@ impl Policy {
                 }
             }
         }
-        for r in &self.reserved {
+        for r in self.reserved.iter().filter(|_| cap.mutates()) {
             for p in &path.0 {
                 if r.0.iter().any(|root| paths::within(p, root))
                     && !self.reserved_exceptions.iter().any(|x| paths::within(p, x))
@@ -518,17 +575,53 @@ impl Policy {
                 return Some(p.clone());
             }
         }
+        // What the host reads from the workspace when it starts (for the
+        // fence a read-only mount of the runner's, like hooks: compiled
+        // around, it would take create from the workspace root).
+        if let Some(hit) = self.launch_file(path).filter(|_| !self.for_fence) {
+            return Some(hit);
+        }
+        // Package managers' caches of code they run later (for the fence
+        // the runner's read-only mounts: compiled around, they would take
+        // create and delete from `~/.npm` itself).
+        for (rel, _) in baseline::CODE_CACHES.iter().filter(|_| !self.for_fence) {
+            let cache = paths::normalize(&format!("{}/{rel}", self.home));
+            if path.0.iter().any(|p| paths::within(p, &cache)) {
+                return Some(cache);
+            }
+        }
         self.startup
             .iter()
             .find(|c| path.0.iter().any(|p| c.0.iter().any(|root| paths::within(p, root))))
             .map(|c| c.written().to_string())
     }
 
+    /// The host's temp folder `path` lies in, as spelled.
+    fn host_temp(&self, path: &Spellings) -> Option<String> {
+        path.0.iter().find_map(|p| baseline::host_temp_folder(self.platform, p))
+    }
+
+    /// The file the host reads from the workspace when it starts
+    /// ([`baseline::LAUNCH_FILES`]) that `path` is, as spelled.
+    pub fn launch_file(&self, path: &Spellings) -> Option<String> {
+        baseline::LAUNCH_FILES.iter().find_map(|file| {
+            let at = |w: &String| paths::normalize(&format!("{w}/{file}"));
+            self.workspace.0.iter().map(at).find(|f| path.0.iter().any(|p| p == f))
+        })
+    }
+
     fn credential(&self, path: &Spellings) -> Option<String> {
-        self.credentials
+        let store = self
+            .credentials
             .iter()
             .find(|c| path.0.iter().any(|p| c.0.iter().any(|root| paths::within(p, root))))
-            .map(|c| c.written().to_string())
+            .map(|c| c.written().to_string());
+        // A deployed application's `.env` in a system folder; the
+        // workspace's own is the project's.
+        store.or_else(|| {
+            let dotenv = path.0.iter().any(|p| baseline::system_dotenv(self.platform, p));
+            (dotenv && !self.is_in_workspace(path)).then(|| path.written().to_string())
+        })
     }
 
     /// The harness home `path` lies in, as spelled; not a path inside a

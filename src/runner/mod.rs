@@ -41,7 +41,15 @@ pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod arrivals;
 #[cfg(target_os = "linux")]
+pub mod code_caches;
+#[cfg(target_os = "linux")]
+pub mod dotenv;
+#[cfg(target_os = "linux")]
+pub mod host_temp;
+#[cfg(target_os = "linux")]
 pub mod isolate;
+#[cfg(target_os = "linux")]
+pub mod launch_files;
 #[cfg(target_os = "linux")]
 pub mod readonly;
 #[cfg(target_os = "linux")]
@@ -85,6 +93,11 @@ pub fn main(args: &[String]) -> u8 {
         return fail(EXIT_FAILED, &format!("{why}; nothing was run"));
     }
     let mut req = req;
+    // No rule or grant opens the host's temp folders (the decision refuses
+    // them whatever is stored): the supervisor never removes anything there.
+    let outside_host_temp = |r: &crate::policy::rules::Rule| crate::policy::baseline::host_temp_folder(crate::api::Platform::Linux, &r.path).is_none();
+    req.rules.retain(outside_host_temp);
+    req.grants.retain(outside_host_temp);
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
     let made = if req.fences() { arrivals::prepare(&mut req) } else { Default::default() };
@@ -113,11 +126,19 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
+            // A `.env` the call makes where there was none is taken back
+            // when it ends (launch_files.rs).
+            let (_, launch_missing) = launch_files::surfaces(&req);
             // SAFETY: getuid has no preconditions.
             let uid = unsafe { libc::getuid() };
             let judge = sockets::Judge { hosts: hosts::Hosts::new(&host_pids(&req), uid), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
-            let files = files_of(&req, &rules, made);
+            // The host's temp folders, listed once for the supervisor and the child.
+            let host_folders = host_temp::folders();
+            // Code caches made empty to be shut, taken away after if still empty.
+            let caches = code_caches::prepare(&req);
+            let caches_made = caches.made.clone();
+            let files = files_of(&req, &rules, made, &host_folders);
             // Only a workspace-write session changes files: in any other
             // nothing is made or removed, and nothing is watched.
             let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
@@ -127,7 +148,7 @@ pub fn main(args: &[String]) -> u8 {
             // namespace the host's descriptors could not be read).
             let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
                 // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata, pids) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
+                let (shut, metadata, pids) = mount_fences(&req, &rules, &host_folders, &caches.shut).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
                 // The process namespace's init, which mounts its /proc.
                 let processes = between(pids)?;
                 linux::apply(&rules, abi)?;
@@ -158,6 +179,10 @@ pub fn main(args: &[String]) -> u8 {
                 status: -1,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
+                settle: Box::new(move || {
+                    launch_files::settle(&launch_missing);
+                    code_caches::settle(&caches_made);
+                }),
             };
             return supervise::run(child, judge, files);
         }
@@ -175,11 +200,18 @@ pub fn main(args: &[String]) -> u8 {
 /// the fence as the supervisor reads it (the rules, the writable mounts,
 /// what stays shut).
 #[cfg(target_os = "linux")]
-fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> supervise::Files {
+fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own, host_folders: &[String]) -> supervise::Files {
     let mounts = req.persistence == crate::api::Persistence::Shut;
     let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
     shut.extend(req.repository_surfaces());
+    // What the runner's mounts shut stays shut to the supervisor, which
+    // acts outside them: the workspace's `.env` (there or not), the code
+    // caches, the host's temp folders.
+    let (present, missing) = launch_files::surfaces(req);
+    shut.extend(present.into_iter().chain(missing));
+    shut.extend(code_caches::shut_for(req));
+    shut.extend(host_folders.iter().cloned());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
     supervise::Files { removals: removals::Removals::of(req), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
@@ -212,8 +244,11 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
     }
     let began = std::time::SystemTime::now();
     let host = FsHost::from_env();
-    let plan = fence::compile(req, &host);
+    let mut listed = Vec::new();
+    let dotenv = dotenv::found(&req.workspace, &mut listed);
+    let plan = fence::compile_with(req, &host, &dotenv);
     let mut looked_in = host.looked_in();
+    looked_in.extend(listed);
     let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
     looked_in.extend(host.looked_in());
     looked_in.sort();
@@ -233,8 +268,8 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
 /// roots ([`readonly`]), then the repository's persistence surfaces
 /// ([`persistence`]). Says, for `--report-fence`, what each did.
 #[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String, Result<(), String>), String> {
-    use crate::runner::{persistence, readonly};
+fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[String], caches: &[String]) -> Result<(String, String, Result<(), String>), String> {
+    use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
     if req.persistence != crate::api::Persistence::Shut {
         return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into(), Err("the profile asks for no namespaces".into())));
     }
@@ -249,6 +284,9 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         None => format!("open ({})", readonly::NO_SETATTR),
     };
     persistence::shut(&surfaces)?;
+    launch_files::shut(&launch_files::surfaces(req).0)?;
+    code_caches::shut(caches)?;
+    let covered = host_temp::hide(host_folders)?;
     // Other terminals' devices are the user's shells: a fresh instance of
     // /dev/pts shows the call only the terminals it opens itself.
     if let Err(e) = persistence::private_terminals() {
@@ -260,7 +298,7 @@ fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, S
         let _ = std::env::set_current_dir(dir);
     }
     let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {})", surfaces.len(), named.join(", ")), metadata, pids))
+    Ok((format!("shut ({} surfaces: {}); the host's temp folders covered: {covered}", surfaces.len(), named.join(", ")), metadata, pids))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
@@ -306,11 +344,19 @@ fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
             // `python -m compileall DIR` was granted DIR's bytecode cache:
             // it compiles the packages below too, and renames each `.pyc`
             // into place, which needs delete in every `__pycache__`.
-            Some("__pycache__") => caches.extend(package_caches(p.parent().unwrap_or(p), g)),
+            // Only below a folder that is really there, as named: a grant
+            // through a link (`lib -> ~/.local/lib/x`) plants no bytecode
+            // where it leads.
+            Some("__pycache__") if real_folder(p.parent().unwrap_or(p)) => caches.extend(package_caches(p.parent().unwrap_or(p), g)),
             _ => {}
         }
     }
     req.grants.extend(caches);
+}
+
+/// A folder reached with no link on the way (its real path is its path).
+fn real_folder(p: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(p).is_ok_and(|c| c == p)
 }
 
 /// The `__pycache__` of every folder under `top` that holds Python sources

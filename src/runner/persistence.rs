@@ -238,7 +238,7 @@ fn write_proc(file: &str, text: &str) -> Result<(), String> {
 /// flags the mount already has (a user namespace may not drop nosuid,
 /// nodev or noexec from a mount it did not make).
 #[cfg(target_os = "linux")]
-fn read_only_bind(path: &str) -> Result<(), String> {
+pub(super) fn read_only_bind(path: &str) -> Result<(), String> {
     let c = std::ffi::CString::new(path).map_err(|_| format!("{path}: a path with a NUL byte"))?;
     let err = |what: &str| format!("cannot make {path} read-only: {what}: {}", std::io::Error::last_os_error());
     // SAFETY: a NUL-terminated path; the other arguments are null or flags.

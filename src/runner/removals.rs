@@ -73,13 +73,9 @@ impl Removals {
     }
 }
 
-/// An entry's real path: the path itself resolved, or, when nothing is
-/// there yet (a lock file a tool will put in place), its folder resolved
-/// and its name.
+/// An entry's real path: its folder resolved and its own name, never
+/// followed (a grant on a link removes the link, not what it points to).
 fn real_entry(p: &str) -> Option<String> {
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return Some(c.to_string_lossy().into_owned());
-    }
     let dir = std::fs::canonicalize(paths::parent(p)).ok()?;
     let dir = dir.to_string_lossy();
     let name = paths::file_name(p);

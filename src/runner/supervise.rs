@@ -163,11 +163,15 @@ pub struct Child<'a> {
     pub hand: Option<RawFd>,
     /// The write end of the supervisor's status pipe (init.rs).
     pub status: RawFd,
+    /// Run by the supervisor once the command has ended, before it leaves
+    /// (launch_files.rs: what the call made where the host reads at start).
+    pub settle: Box<dyn FnOnce() + 'a>,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
 /// (when the child died of a signal this process dies of it too).
 pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
+    let settle = std::mem::replace(&mut child.settle, Box::new(|| ()));
     let mut pair = [0; 2];
     let mut hand_pair = [-1; 2];
     if child.files {
@@ -262,7 +266,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         r.ends.clear();
         r
     });
-    supervise(ending, own_session, listener, sigfd, judge, files, relay)
+    supervise(ending, own_session, listener, sigfd, judge, files, relay, settle)
 }
 
 /// How the supervisor learns the command ended: from the call's init over
@@ -449,7 +453,8 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// It blocks in poll and never spins: once no process uses the filter any
 /// more (POLLHUP, which stays), the listener leaves the poll set and only
 /// the child's end is awaited.
-fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>) -> u8 {
+#[allow(clippy::too_many_arguments)]
+fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>, settle: Box<dyn FnOnce() + '_>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let child = ending.child;
     let mut idle = listener.is_none();
@@ -519,6 +524,7 @@ fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, s
         if let Some(h) = files.hand.as_mut() {
             h.end();
         }
+        settle();
         return leave_as(st);
     }
 }

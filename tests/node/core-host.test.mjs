@@ -225,7 +225,9 @@ test('a rule root re-pointed after the policy was prepared is seen at the next d
   fs.mkdirSync(links);
   const link = path.join(links, 'link');
   fs.symlinkSync(path.join(ws, 'a'), link);
-  const rules = [{ id: 'via-link', path: link, recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-02T00:00:00Z' }];
+  // A removal reaches the entry it names, never through a link at its end:
+  // the rule names the file through the linked folder.
+  const rules = [{ id: 'via-link', path: path.join(link, 'f'), recursive: false, access: { delete: true }, hits: 0, createdAt: '2026-12-02T00:00:00Z' }];
   await settle();
   const before = core.decide(req(`rm ${path.join(ws, 'a', 'f')}`, rules));
   assert.equal(before.decision, 'allow', JSON.stringify(before));
@@ -418,7 +420,7 @@ test('a frozen host that failed once has none of its guesses kept: the next call
   fs.mkdirSync(links);
   const link = path.join(links, 'a');
   fs.symlinkSync(path.join(ws, 'a'), link);
-  const rules = [{ id: 'via-link', path: link, recursive: true, access: { delete: true }, hits: 0, createdAt: '2026-12-03T00:00:00Z' }];
+  const rules = [{ id: 'via-link', path: path.join(link, 'f'), recursive: false, access: { delete: true }, hits: 0, createdAt: '2026-12-03T00:00:00Z' }];
   let failures = 1;
   const host = Object.freeze({
     canonical: core.nodeHost.canonical,

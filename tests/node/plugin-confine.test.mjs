@@ -67,3 +67,27 @@ test('a profile that does not compile throws: it is never replaced by a wider on
   const plan = makePlanner({ platform: 'macos', fence: fence('guarded'), profileFor, compileProfile })
   assert.throws(() => plan(['bash', '-c', 'ls'], policy), /missing field/)
 })
+
+test('variables that name code, taken from the workspace\'s .env, are removed in front of the command, on both platforms', async () => {
+  const { fromProjectEnv, withoutVariables } = await import('../../plugin/launch.js')
+  // DSH's launch environment: which layer supplied each value.
+  const layers = { PORT: 'project-env', GIT_CONFIG_PARAMETERS: 'project-env', OPENSSL_CONF: 'project-env', EDITOR: 'process', PERLLIB: 'user-env' }
+  const launch = { get: (name) => (layers[name] ? { value: 'x', source: layers[name] } : undefined) }
+  const env = { PORT: '3000', GIT_CONFIG_PARAMETERS: 'x', OPENSSL_CONF: '/w/evil.cnf', EDITOR: 'vim', PERLLIB: '/x', HOME: '/h' }
+  const taken = fromProjectEnv(launch, env)
+  assert.deepEqual(taken, ['GIT_CONFIG_PARAMETERS', 'OPENSSL_CONF', 'PORT'], 'only what the workspace .env supplied')
+  const unset = core.codeVariables(taken)
+  assert.deepEqual(unset, ['GIT_CONFIG_PARAMETERS', 'OPENSSL_CONF'], 'a plain value (PORT) stays')
+  assert.deepEqual(withoutVariables(['bash', '-c', 'git status'], unset), ['/usr/bin/env', '-u', 'GIT_CONFIG_PARAMETERS', '-u', 'OPENSSL_CONF', 'bash', '-c', 'git status'])
+  assert.deepEqual(withoutVariables(['bash', '-c', 'ls'], []), ['bash', '-c', 'ls'], 'nothing to remove: the argv as DSH gave it')
+  assert.deepEqual(fromProjectEnv(undefined, env), [], 'no launch environment (an older host): nothing is known to come from a .env')
+
+  const compileProfile = (request, host) => core.compileProfile(request, host)
+  const host = { canonical: (p) => p, kind: () => 'missing', which: () => null }
+  const plan = makePlanner({ platform: 'macos', fence: fence('guarded'), runner: '/nope', profileFor, compileProfile, host, unset })
+  const out = plan(['bash', '-c', 'git status'], policy)
+  assert.deepEqual(out.argv.slice(-8), ['/usr/bin/env', '-u', 'GIT_CONFIG_PARAMETERS', '-u', 'OPENSSL_CONF', 'bash', '-c', 'git status'])
+  const linux = makePlanner({ platform: 'linux', fence: fence('full'), runner: '/opt/dsh-allow', profileFor, unset })
+  const run = linux(['bash', '-c', 'git status'], policy)
+  assert.deepEqual(run.argv.slice(run.argv.indexOf('--') + 1), ['/usr/bin/env', '-u', 'GIT_CONFIG_PARAMETERS', '-u', 'OPENSSL_CONF', 'bash', '-c', 'git status'])
+})

@@ -1,0 +1,73 @@
+//! Package managers' caches of code they run later, read-only for every
+//! call but the package manager's own (Linux).
+//!
+//! `npx` runs what it finds in `~/.npm/_npx` (and `pnpm dlx` what is in its
+//! dlx cache) with no integrity check, so a package planted there by hidden
+//! code runs at the user's next `npx`, outside any fence. The baseline
+//! opens `~/.npm` and `~/.cache/pnpm` to every call (installs write there,
+//! content-addressed and checked); these folders inside them the runner
+//! binds read-only onto themselves in its mount namespace, unless a grant
+//! of the call names them — the decision gives that to the package
+//! manager's own line (`baseline::CODE_CACHES`). A cache not there yet is
+//! made empty first, so it can be shut (as a repository's hooks are).
+
+use crate::fence::ProfileRequest;
+use crate::paths;
+use crate::policy::baseline::CODE_CACHES;
+
+/// The caches under home no grant or rule of the call names: shut to the
+/// call, and to the supervisor acting for it.
+pub fn shut_for(req: &ProfileRequest) -> Vec<String> {
+    let home = paths::normalize(&req.home);
+    CODE_CACHES.iter().map(|(rel, _)| paths::normalize(&format!("{home}/{rel}"))).filter(|c| !req.names(c)).collect()
+}
+
+/// What [`prepare`] found: the caches to shut, and those it made for that
+/// (empty, and taken away again when the call ends if still empty: the
+/// user's home keeps no trace of a call that did not use them).
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub shut: Vec<String>,
+    pub made: Vec<String>,
+}
+
+/// The caches to shut for this call ([`shut_for`]) whose folder exists
+/// (made when missing).
+pub fn prepare(req: &ProfileRequest) -> Prepared {
+    let mut out = Prepared::default();
+    for cache in shut_for(req) {
+        let parent = std::path::Path::new(paths::parent(&cache));
+        // Only in a real folder of the package manager's (no link followed there).
+        let real_parent = std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(parent).is_ok_and(|c| c == parent);
+        if !real_parent {
+            continue;
+        }
+        if std::fs::symlink_metadata(&cache).is_err() {
+            if std::fs::create_dir(&cache).is_err() {
+                continue;
+            }
+            out.made.push(cache.clone());
+        }
+        out.shut.push(cache);
+    }
+    out
+}
+
+/// Once the command has ended: the folders [`prepare`] made go, if still
+/// empty (only a package manager's own call fills one, and its grant left
+/// it open, so none was made for it).
+pub fn settle(made: &[String]) {
+    for m in made {
+        let _ = std::fs::remove_dir(m);
+    }
+}
+
+/// Bind each read-only onto itself, in the namespace the runner entered.
+pub fn shut(caches: &[String]) -> Result<(), String> {
+    for c in caches {
+        if std::fs::metadata(c).is_ok() {
+            super::persistence::read_only_bind(c)?;
+        }
+    }
+    Ok(())
+}
