@@ -4,16 +4,27 @@
 
 use std::collections::BTreeMap;
 
-use dsh_allow::runner::kept::{parse, render, Entry, Seen};
 use dsh_allow::fence::landlock::Rules;
+use dsh_allow::fs_host::Found;
+use dsh_allow::runner::kept::{parse, render, Entry, Seen};
 
 fn entry() -> Entry {
     let mut folders = BTreeMap::new();
-    folders.insert("/".to_string(), Seen { dev: 1, ino: 2, mtime_ns: 1_700_000_000_123_456_789, ctime_ns: 1_700_000_000_223_456_789 });
-    folders.insert("/home/me/a folder".to_string(), Seen { dev: 1, ino: 99, mtime_ns: 5, ctime_ns: 6 });
+    folders.insert("/".to_string(), Some(Seen { dev: 1, ino: 2, mtime_ns: 1_700_000_000_123_456_789, ctime_ns: 1_700_000_000_223_456_789 }));
+    folders.insert("/home/me/a folder".to_string(), Some(Seen { dev: 1, ino: 99, mtime_ns: 5, ctime_ns: 6 }));
+    folders.insert("/proc".to_string(), None);
+    let mut found = BTreeMap::new();
+    found.insert("/home".to_string(), Found::Dir);
+    found.insert("/home/me/a folder/.envrc".to_string(), Found::Missing);
+    found.insert("/home/me/a folder/x y".to_string(), Found::Link("../with space/t".into()));
+    found.insert("/etc/hostname".to_string(), Found::File);
+    let mut listed = BTreeMap::new();
+    listed.insert("/etc".to_string(), 1234567890123u64);
     Entry {
         key: r#"abi=7 exe=1:2:3.4:5 {"workspace":"/home/me/w"}"#.to_string(),
         folders,
+        found,
+        listed,
         rules: Rules { handled: 32767, rules: vec![("/usr".into(), 8197), ("/home/me/w/with space".into(), 32767)] },
     }
 }
@@ -31,7 +42,16 @@ fn a_kept_fence_cut_short_or_malformed_reads_as_none() {
     for cut in 0..text.len() - 1 {
         assert_eq!(parse(&text[..cut]), None, "cut at {cut}");
     }
-    for (from, to) in [("dsh-allow fence 1", "dsh-allow fence 2"), ("rule 8197", "rule x8197"), ("handled ", "handled -"), ("folder 1 99", "folder 1 z9")] {
+    for (from, to) in [
+        ("dsh-allow fence 2", "dsh-allow fence 1"),
+        ("rule 8197", "rule x8197"),
+        ("handled ", "handled -"),
+        ("folder 1 99", "folder 1 z9"),
+        ("found d ", "found x "),
+        ("link 21 ", "link 999 "),
+        ("list 1234567890123", "list -1"),
+    ] {
+        assert!(text.contains(from), "{from}");
         assert_eq!(parse(&text.replacen(from, to, 1)), None, "{from} → {to}");
     }
     assert_eq!(parse(&text.replacen("rule 8197 /usr\n", "rule 8197 /usr\nsomething else\n", 1)), None);
@@ -43,6 +63,9 @@ fn a_fence_with_a_line_break_in_a_path_is_not_kept() {
     e.rules.rules.push(("/home/me/w/odd\nname".into(), 1));
     assert_eq!(render(&e), None);
     let mut e = entry();
-    e.folders.insert("/x\ny".into(), Seen { dev: 0, ino: 0, mtime_ns: 0, ctime_ns: 0 });
+    e.folders.insert("/x\ny".into(), None);
+    assert_eq!(render(&e), None);
+    let mut e = entry();
+    e.found.insert("/x".into(), Found::Link("a\nb".into()));
     assert_eq!(render(&e), None);
 }

@@ -1,41 +1,61 @@
 //! The runner's compiled fences, kept between calls (Linux).
 //!
-//! Compiling a fence walks about a hundred paths and is most of what the
+//! Compiling a fence walks a few hundred paths and is most of what the
 //! runner costs at start-up, yet one session asks for the same fence call
-//! after call. A compiled fence depends on the profile, on this binary and
-//! kernel, and on what the walk saw; the walk only ever looks at entries of
-//! folders, and a folder whose entries change (created, removed, renamed,
-//! swapped for a link) gets a new mtime and ctime. So a fence is kept with
-//! the identity and timestamps of every folder its compile looked in, and is
-//! used again only while all of them are unchanged.
+//! after call. A compiled fence depends on what the profile means (not on
+//! the host's pids or the call's folders, which it never reads), on this
+//! binary and kernel, and on what its walk found: each name it looked up in
+//! a folder (missing, a folder, a file, a link and its text) and the
+//! entries of each folder it listed to compile around a shut path. A fence
+//! is kept with all of those, and used again only while each would be found
+//! the same: then compiling afresh would give the very same rules, each
+//! opened again by its path when the fence goes up.
 //!
-//! Timestamps are coarse: a change in the same clock tick as an earlier one
-//! may leave them equal. A fence is therefore kept only when every folder it
-//! depends on was last changed more than a second before the compile began,
-//! so any later change shows. ctime cannot be set by a process, so a folder
-//! changed and then given its old mtime back still shows.
+//! Proving every lookup again costs one `lstat` each, so a folder vouches
+//! for the lookups in it while its identity and times are those recorded: a
+//! folder whose entries are created, removed, renamed or swapped for a link
+//! gets a new mtime and ctime. Timestamps are coarse, so a folder vouches
+//! only when it was last changed more than a second before its lookups were
+//! made; a folder changed since, or too recently, has its own lookups proven
+//! one by one instead. A file written in the workspace (the workspace's
+//! times move) therefore costs a handful of `lstat`s, not a compile.
+//! `/proc`, `/sys` and `/dev/pts` do not show changes in their times and
+//! never vouch. ctime cannot be set by a process, so a folder changed and
+//! given its old mtime back still shows.
 //!
 //! The cache folder must be one of the profile's protected paths: the fence
 //! it holds is applied without being recompiled, so whatever the fenced
 //! command may write must never reach it.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::paths;
-use crate::fence::ProfileRequest;
-use crate::fence::landlock::Rules;
+use serde::Serialize;
 
-const HEADER: &str = "dsh-allow fence 1";
+use crate::api::{Mode, Platform};
+use crate::fence::landlock::Rules;
+use crate::fence::{Enforce, ProfileRequest};
+use crate::fs_host::Found;
+use crate::paths;
+use crate::policy::capability::Access;
+
+const HEADER: &str = "dsh-allow fence 2";
 /// Fences kept at once (one file each, by the hash of their key): sessions
 /// with one-shot grants make a new profile per call, and the folder must not
 /// grow without bound.
 const SLOTS: u64 = 64;
-/// How long before the compile a folder must have last changed (ns).
+/// How long before its lookups a folder must have last changed (ns).
 const SETTLED_NS: i128 = 1_000_000_000;
+/// Re-proving at least this many lookups (a listing counts as
+/// [`LISTING_WEIGHT`]) rewrites the entry with the folders' new times, so
+/// the next call has a stamp to trust instead.
+const REFRESH_AT: usize = 32;
+const LISTING_WEIGHT: usize = 16;
 
 /// What a folder looked like: identity and both change times.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,14 +81,27 @@ impl Seen {
         let m = std::fs::symlink_metadata(path).ok()?;
         m.is_dir().then(|| Seen::of(&m))
     }
+
+    /// Whether these times may vouch for lookups made at `at_ns`: last
+    /// changed more than a second before, in a folder that shows changes.
+    fn settled(&self, path: &str, at_ns: i128) -> bool {
+        let no_times = ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v));
+        !no_times && self.mtime_ns.max(self.ctime_ns) <= at_ns - SETTLED_NS
+    }
 }
 
-/// A kept fence: the key it was compiled for, the folders it depends on and
-/// the rules.
+/// A kept fence: the key it was compiled for, what its walk found, and the
+/// rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub key: String,
-    pub folders: BTreeMap<String, Seen>,
+    /// Every folder a lookup or a listing was made in; `Some` where its
+    /// times vouch for those (settled when they were made).
+    pub folders: BTreeMap<String, Option<Seen>>,
+    /// Each name looked up, by path, and what was found.
+    pub found: BTreeMap<String, Found>,
+    /// Each folder listed, with the hash of its entries ([`names_hash`]).
+    pub listed: BTreeMap<String, u64>,
     pub rules: Rules,
 }
 
@@ -76,12 +109,29 @@ pub struct Entry {
 /// line (such a fence is simply not kept).
 pub fn render(e: &Entry) -> Option<String> {
     let plain = |s: &str| !s.contains('\n') && !s.is_empty();
-    if !plain(&e.key) || !e.folders.keys().all(|p| plain(p)) || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
+    let links_plain = e.found.values().all(|f| !matches!(f, Found::Link(t) if t.contains('\n')));
+    let paths_plain = e.folders.keys().chain(e.found.keys()).chain(e.listed.keys()).all(|p| plain(p));
+    if !plain(&e.key) || !links_plain || !paths_plain || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
         return None;
     }
     let mut out = format!("{HEADER}\nkey {}\nhandled {}\n", e.key, e.rules.handled);
     for (path, s) in &e.folders {
-        out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns));
+        match s {
+            Some(s) => out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns)),
+            None => out.push_str(&format!("unsettled {path}\n")),
+        }
+    }
+    for (path, f) in &e.found {
+        match f {
+            Found::Missing => out.push_str(&format!("found - {path}\n")),
+            Found::Dir => out.push_str(&format!("found d {path}\n")),
+            Found::File => out.push_str(&format!("found f {path}\n")),
+            // The path's length in bytes says where the link's text begins.
+            Found::Link(target) => out.push_str(&format!("link {} {path}{target}\n", path.len())),
+        }
+    }
+    for (path, hash) in &e.listed {
+        out.push_str(&format!("list {hash} {path}\n"));
     }
     for (path, access) in &e.rules.rules {
         out.push_str(&format!("rule {access} {path}\n"));
@@ -98,42 +148,140 @@ pub fn parse(text: &str) -> Option<Entry> {
     }
     let key = lines.next()?.strip_prefix("key ")?.to_string();
     let handled = lines.next()?.strip_prefix("handled ")?.parse().ok()?;
-    let mut folders = BTreeMap::new();
-    let mut rules = Vec::new();
+    let mut e = Entry { key, folders: BTreeMap::new(), found: BTreeMap::new(), listed: BTreeMap::new(), rules: Rules { handled, rules: Vec::new() } };
     for line in lines {
         if line == "end" {
-            return Some(Entry { key, folders, rules: Rules { handled, rules } });
+            return Some(e);
         }
-        if let Some(rest) = line.strip_prefix("folder ") {
-            let mut f = rest.splitn(5, ' ');
-            let seen = Seen {
-                dev: f.next()?.parse().ok()?,
-                ino: f.next()?.parse().ok()?,
-                mtime_ns: f.next()?.parse().ok()?,
-                ctime_ns: f.next()?.parse().ok()?,
-            };
-            folders.insert(f.next()?.to_string(), seen);
-        } else if let Some(rest) = line.strip_prefix("rule ") {
-            let (access, path) = rest.split_once(' ')?;
-            rules.push((path.to_string(), access.parse().ok()?));
-        } else {
-            return None;
+        let (kind, rest) = line.split_once(' ')?;
+        match kind {
+            "folder" => {
+                let mut f = rest.splitn(5, ' ');
+                let seen = Seen {
+                    dev: f.next()?.parse().ok()?,
+                    ino: f.next()?.parse().ok()?,
+                    mtime_ns: f.next()?.parse().ok()?,
+                    ctime_ns: f.next()?.parse().ok()?,
+                };
+                e.folders.insert(f.next()?.to_string(), Some(seen));
+            }
+            "unsettled" => {
+                e.folders.insert(rest.to_string(), None);
+            }
+            "found" => {
+                let (what, path) = rest.split_once(' ')?;
+                let found = match what {
+                    "-" => Found::Missing,
+                    "d" => Found::Dir,
+                    "f" => Found::File,
+                    _ => return None,
+                };
+                e.found.insert(path.to_string(), found);
+            }
+            "link" => {
+                let (len, both) = rest.split_once(' ')?;
+                let len: usize = len.parse().ok()?;
+                if !both.is_char_boundary(len) {
+                    return None;
+                }
+                let (path, target) = both.split_at(len);
+                e.found.insert(path.to_string(), Found::Link(target.to_string()));
+            }
+            "list" => {
+                let (hash, path) = rest.split_once(' ')?;
+                e.listed.insert(path.to_string(), hash.parse().ok()?);
+            }
+            "rule" => {
+                let (access, path) = rest.split_once(' ')?;
+                e.rules.rules.push((path.to_string(), access.parse().ok()?));
+            }
+            _ => return None,
         }
     }
     None
 }
 
-/// What a fence is compiled from besides the file system: the profile, the
-/// kernel's Landlock ABI and this very binary (a rebuilt runner compiles
-/// afresh).
-/// The binary is known by version and by file identity with its ctime
-/// (npm packs every file with one fixed mtime, and a process cannot set a
-/// ctime); `None` when that identity cannot be read (nothing is then kept).
+/// The entries of a folder as compiling around a shut path reads them: each
+/// name, and whether it is a link (passed over there), by name. `None` when
+/// the folder cannot be read.
+pub fn entries(dir: &str) -> Option<Vec<(OsString, bool)>> {
+    let mut out: Vec<(OsString, bool)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| (e.file_name(), e.file_type().map(|t| t.is_symlink()).unwrap_or(true)))
+        .collect();
+    out.sort();
+    Some(out)
+}
+
+/// FNV-1a over a listing: equal for equal listings. Two listings that
+/// differ yet hash alike could only hide an entry added since (which the
+/// kept fence then does not grant), never grant one taken away: a rule is
+/// opened again by its path, and a path gone gets none.
+pub fn names_hash(entries: Option<&[(OsString, bool)]>) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    let mut eat = |b: u8| h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    let Some(entries) = entries else { return 0 };
+    eat(1);
+    for (name, link) in entries {
+        for &b in name.as_bytes() {
+            eat(b);
+        }
+        eat(0);
+        eat(*link as u8);
+    }
+    h
+}
+
+/// What a fence is compiled from, in what it means: the fields of the
+/// profile the compile reads (not the host's pids and ports, the call's
+/// folders or kept files), each rule by its path and access alone (not its
+/// id, hits or date).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meaning<'a> {
+    workspace: &'a str,
+    home: &'a str,
+    harness_home: &'a str,
+    platform: Platform,
+    mode: Mode,
+    enforce: Enforce,
+    rules: Vec<RuleMeaning<'a>>,
+    grants: Vec<RuleMeaning<'a>>,
+    protected_files: &'a [String],
+}
+
+#[derive(Serialize)]
+struct RuleMeaning<'a>(&'a str, bool, &'a Access);
+
+impl<'a> RuleMeaning<'a> {
+    fn of(r: &'a crate::policy::rules::Rule) -> RuleMeaning<'a> {
+        RuleMeaning(&r.path, r.recursive, &r.access)
+    }
+}
+
+/// The key of a fence: what the profile means (the compile reads nothing
+/// else of it), the kernel's Landlock ABI and this very binary (a rebuilt
+/// runner compiles afresh). The binary is known by version and by file
+/// identity with its ctime (npm packs every file with one fixed mtime, and
+/// a process cannot set a ctime); `None` when that identity cannot be read
+/// (nothing is then kept).
 pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
     let m = std::fs::metadata("/proc/self/exe").ok()?;
     let exe = format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size());
-    let profile = serde_json::to_string(req).expect("a profile serializes");
-    Some(format!("version={} abi={abi} exe={exe} {profile}", env!("CARGO_PKG_VERSION")))
+    let meaning = Meaning {
+        workspace: &req.workspace,
+        home: &req.home,
+        harness_home: &req.harness_home,
+        platform: req.platform,
+        mode: req.mode,
+        enforce: req.enforce,
+        rules: req.rules.iter().map(RuleMeaning::of).collect(),
+        grants: req.grants.iter().map(RuleMeaning::of).collect(),
+        protected_files: &req.protected_files,
+    };
+    let meaning = serde_json::to_string(&meaning).expect("a profile serializes");
+    Some(format!("version={} abi={abi} exe={exe} {meaning}", env!("CARGO_PKG_VERSION")))
 }
 
 /// Whether a compiled fence was kept, and why not (for `--report-fence`).
@@ -143,8 +291,18 @@ pub enum Outcome {
     NotKept(String),
 }
 
+/// What the compile found, to keep beside its rules.
+pub struct Walk {
+    pub found: BTreeMap<String, Found>,
+    pub listed: Vec<(String, u64)>,
+}
+
 pub struct Cache {
     dir: PathBuf,
+}
+
+fn now_ns() -> Option<i128> {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_nanos() as i128)
 }
 
 impl Cache {
@@ -172,8 +330,31 @@ impl Cache {
         self.dir.join(format!("fence-{:02}", h % SLOTS))
     }
 
-    /// The fence kept for `key`, if every folder it depends on is unchanged.
+    /// The fence kept for `key`, if everything its walk found would be
+    /// found the same now.
     pub fn reuse(&self, key: &str) -> Option<Rules> {
+        let e = self.read(key)?;
+        let began = now_ns()?;
+        let mut proven = 0;
+        let mut refreshed = e.folders.clone();
+        for (folder, vouched) in &e.folders {
+            let now = Seen::now(folder);
+            if vouched.is_some() && now == *vouched {
+                continue;
+            }
+            proven += prove(&e, folder)?;
+            refreshed.insert(folder.clone(), now.filter(|s| s.settled(folder, began)));
+        }
+        // Many lookups proven one by one, in folders that have settled since:
+        // their times vouch from now on.
+        if proven >= REFRESH_AT && refreshed != e.folders {
+            let _ = render(&Entry { folders: refreshed, ..e.clone() }).map(|text| self.write(&self.slot(key), &text));
+        }
+        Some(e.rules)
+    }
+
+    /// The entry in `key`'s slot, if it is ours, whole and for `key`.
+    fn read(&self, key: &str) -> Option<Entry> {
         // No symlink anywhere on the way: the profile protects the folder
         // by its real path, so a link in the spelling could lead elsewhere.
         let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
@@ -199,34 +380,26 @@ impl Cache {
         let e = parse(std::str::from_utf8(&buf[..n]).ok()?)?;
         // Every walk looks in `/`: an entry without it was not written by a
         // compile, and would never go stale.
-        if e.key != key || !e.folders.contains_key("/") {
-            return None;
-        }
-        e.folders.iter().all(|(path, seen)| Seen::now(path).as_ref() == Some(seen)).then_some(e.rules)
+        (e.key == key && e.folders.contains_key("/")).then_some(e)
     }
 
-    /// Keep a fence compiled from `key` after looking in `folders`, the
+    /// Keep a fence compiled from `key`, its walk having found `walk`, the
     /// compile having begun at `began`.
-    pub fn keep(&self, key: &str, rules: &Rules, folders: &[String], began: SystemTime) -> Outcome {
+    pub fn keep(&self, key: &str, rules: &Rules, walk: Walk, began: SystemTime) -> Outcome {
         let began_ns = match began.duration_since(SystemTime::UNIX_EPOCH) {
             Ok(d) => d.as_nanos() as i128,
             Err(_) => return Outcome::NotKept("the clock is before 1970".into()),
         };
-        let mut seen = BTreeMap::new();
-        for path in folders {
-            // These change entries without changing their folders' times.
-            if ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v)) {
-                return Outcome::NotKept(format!("{path} does not show changes in its times"));
-            }
-            let Some(s) = Seen::now(path) else {
-                return Outcome::NotKept(format!("{path} is no longer a folder"));
-            };
-            if s.mtime_ns.max(s.ctime_ns) > began_ns - SETTLED_NS {
-                return Outcome::NotKept(format!("{path} changed less than a second before the compile"));
-            }
-            seen.insert(path.clone(), s);
+        let listed: BTreeMap<String, u64> = walk.listed.into_iter().collect();
+        let mut folders = BTreeMap::new();
+        folders.insert("/".to_string(), None);
+        for folder in walk.found.keys().map(|p| paths::parent(p)).chain(listed.keys().map(|p| p.as_str())) {
+            folders.insert(folder.to_string(), None);
         }
-        let entry = Entry { key: key.to_string(), folders: seen, rules: rules.clone() };
+        for (folder, vouched) in folders.iter_mut() {
+            *vouched = Seen::now(folder).filter(|s| s.settled(folder, began_ns));
+        }
+        let entry = Entry { key: key.to_string(), folders, found: walk.found, listed, rules: rules.clone() };
         let Some(text) = render(&entry) else {
             return Outcome::NotKept("a path holds a line break".into());
         };
@@ -257,11 +430,41 @@ impl Cache {
     }
 }
 
+/// Prove what the walk found in `folder` against the file system now: each
+/// name it looked up there, and its entries if it listed them. The number
+/// of lookups made (a listing weighs more), or `None` at the first that
+/// differs.
+fn prove(e: &Entry, folder: &str) -> Option<usize> {
+    let mut made = 0;
+    // The paths directly in `folder` sort together, after `folder/`.
+    let from = if folder == "/" { "/".to_string() } else { format!("{folder}/") };
+    for (path, found) in e.found.range::<str, _>((std::ops::Bound::Included(from.as_str()), std::ops::Bound::Unbounded)) {
+        if !path.starts_with(&from) {
+            break;
+        }
+        if paths::parent(path) != folder || path == folder {
+            continue;
+        }
+        made += 1;
+        // A lookup in what is no longer a folder finds nothing (`None`);
+        // what the walk records there was found in a folder.
+        if Found::at(path).as_ref() != Some(found) {
+            return None;
+        }
+    }
+    if let Some(&hash) = e.listed.get(folder) {
+        made += LISTING_WEIGHT;
+        if names_hash(entries(folder).as_deref()) != hash {
+            return None;
+        }
+    }
+    Some(made)
+}
+
 /// Open `path` read-only with no symlink followed on the way (openat2
 /// `RESOLVE_NO_SYMLINKS`; where openat2 is filtered out, nothing is opened).
 fn open_no_symlinks(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     // SAFETY: open_how is plain integers; all-zero is its empty value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };

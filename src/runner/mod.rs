@@ -156,13 +156,10 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
     let began = std::time::SystemTime::now();
     let host = FsHost::from_env();
     let plan = fence::compile(req, &host);
-    let mut looked_in = host.looked_in();
-    let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
-    looked_in.extend(host.looked_in());
-    looked_in.sort();
-    looked_in.dedup();
+    let mut listed = Vec::new();
+    let rules = linux::ruleset(&plan, abi, &host, &mut listed)?;
     let how = match (cache, &key) {
-        (Some(cache), Some(key)) => match cache.keep(key, &rules, &looked_in, began) {
+        (Some(cache), Some(key)) => match cache.keep(key, &rules, crate::runner::kept::Walk { found: host.looked(), listed }, began) {
             Outcome::Kept => "compiled, kept".to_string(),
             Outcome::NotKept(why) => format!("compiled, not kept: {why}"),
         },
@@ -453,6 +450,10 @@ pub mod linux {
         f
     }
 
+    /// A folder whose entries were listed, with the hash of what was listed
+    /// ([`super::kept::names_hash`]): a kept fence holds while it is the same.
+    pub type Listing = (String, u64);
+
     /// The (path, capabilities) rules a plan becomes once shut paths are
     /// compiled around: a granted folder holding a shut path is replaced by
     /// its other entries, down to the shut path's parent.
@@ -464,13 +465,13 @@ pub mod linux {
     /// `lists` those of them a read grant was compiled around: they keep
     /// their listing (`READ_DIR`), so `ls /etc` still works when
     /// `/etc/shadow` is shut, while the shut entry's contents stay closed.
-    fn expand_listing(plan: &FencePlan, listed: &mut Vec<String>, lists: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
+    fn expand_listing(plan: &FencePlan, listed: &mut Vec<Listing>, lists: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
         let mut out = Vec::new();
         for g in &plan.grants {
             let before = listed.len();
             around(&g.path, &g.except, &g.access, &mut out, listed)?;
             if g.access.contains(&Capability::Read) {
-                lists.extend(listed[before..].iter().cloned());
+                lists.extend(listed[before..].iter().map(|(d, _)| d.clone()));
             }
             if out.len() > MAX_RULES {
                 return Err(format!("compiling around shut paths made more than {MAX_RULES} rules"));
@@ -484,22 +485,22 @@ pub mod linux {
         except: &[String],
         caps: &[Capability],
         out: &mut Vec<(String, Vec<Capability>)>,
-        listed: &mut Vec<String>,
+        listed: &mut Vec<Listing>,
     ) -> Result<(), String> {
         if except.is_empty() {
             out.push((root.to_string(), caps.to_vec()));
             return Ok(());
         }
-        listed.push(root.to_string());
-        let Ok(entries) = std::fs::read_dir(root) else { return Ok(()) };
-        for entry in entries.flatten() {
-            let child = Path::new(root).join(entry.file_name()).to_string_lossy().into_owned();
+        let entries = super::kept::entries(root);
+        listed.push((root.to_string(), super::kept::names_hash(entries.as_deref())));
+        for (name, link) in entries.unwrap_or_default() {
+            let child = Path::new(root).join(name).to_string_lossy().into_owned();
             if except.iter().any(|x| x == &child) {
                 continue;
             }
             // A symlink here would open its target under this grant: the
             // target is judged by its own path instead.
-            if entry.file_type().map(|t| t.is_symlink()).unwrap_or(true) {
+            if link {
                 continue;
             }
             let inside: Vec<String> = except.iter().filter(|x| crate::paths::within(x, &child)).cloned().collect();
@@ -555,7 +556,7 @@ pub mod linux {
     /// file carries only a file's rights, and a path that is not there gets
     /// none. `listed` gets every folder whose entries were read to compile
     /// around shut paths.
-    pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<String>) -> Result<Rules, String> {
+    pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<Listing>) -> Result<Rules, String> {
         let handled = flags(&plan.handled, abi, true, false);
         let file_rights = flags(&Capability::ALL, abi, true, true);
         let mut lists = Vec::new();

@@ -1,0 +1,79 @@
+// Kept fences in a real (headless) DSH session: the runner compiles a call's
+// fence once and reuses it while everything its compile found would be found
+// the same — through git calls that rewrite files in `.git`, files made in
+// the workspace, and the host's own files changing under $DSH_HOME on every
+// call. The runner is the one in pkg/, started by the plugin as always; the
+// plugin's `runner` setting points at a two-line script that only adds
+// `--report-fence` and keeps the runner's report lines for the test.
+
+import { after, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cleanup, makeWorld, missingPrerequisite, PKG, results, runDsh, runnerWorks } from './harness.mjs'
+
+const missing = missingPrerequisite()
+const kernel = missing === undefined && runnerWorks()
+const bash = (command) => ({ tool: 'bash', arguments: { command, description: 'scripted step' } })
+const worlds = []
+after(() => worlds.forEach(cleanup))
+
+/** A world whose dsh-allow starts the real runner through a script that reports each fence. */
+function reportingWorld(label) {
+  const world = makeWorld(label)
+  worlds.push(world)
+  const runner = join(PKG, 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
+  world.fenceLog = join(world.root, 'fences.log')
+  const script = join(world.root, 'runner-reporting.sh')
+  writeFileSync(script, [
+    '#!/bin/bash',
+    `exec ${JSON.stringify(runner)} "$1" --report-fence "\${@:2}" 2> >(tee -a ${JSON.stringify(world.fenceLog)} >&2)`,
+    '',
+  ].join('\n'))
+  chmodSync(script, 0o755)
+  const patch = join(world.profile, 'cordis.patch.yml')
+  writeFileSync(patch, readFileSync(patch, 'utf8').replace('      name: dsh-allow\n', `      name: dsh-allow\n      config: ${JSON.stringify({ runner: script })}\n`))
+  // A repository with a commit: git status refreshes its index.
+  const git = (...args) => spawnSync('git', ['-C', world.ws, ...args], { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' } })
+  git('init', '-q', '-b', 'main')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'first')
+  writeFileSync(join(world.home, '.gitconfig'), '[user]\n\tname = t\n\temail = t@example.invalid\n')
+  return world
+}
+
+/** What the runner said of each call's fence, in order (the probe's own run included). */
+function fenceReports(world) {
+  if (!existsSync(world.fenceLog)) return []
+  return readFileSync(world.fenceLog, 'utf8').split('\n').filter((l) => l.startsWith('dsh-allow fence: ')).map((l) => l.slice('dsh-allow fence: '.length))
+}
+
+describe('kept fences in a DSH session', { skip: missing ?? (kernel ? false : 'the runner cannot fence here') }, () => {
+  test('a session reuses its fences through git calls, files written in the workspace and the host writing under DSH_HOME', async () => {
+    const world = reportingWorld('kept-fence')
+    const round = [
+      'cat README.md', 'git status', 'ls -la', 'echo one > out.txt', 'git status --short', 'mkdir -p sub && echo two > sub/x.txt',
+      'git log --oneline', 'wc -l README.md out.txt', 'git diff --stat', 'ls sub',
+    ]
+    const script = [...round, ...round, ...round].map(bash)
+    const run = await runDsh(world, { script, timeoutMs: 180_000 })
+    const calls = results(run)
+    assert.equal(calls.length, script.length, run.stderr.slice(-2000))
+    assert.deepEqual(calls.filter((r) => r.isError).map((r) => r.callId), [], 'every call ran')
+    assert.equal(readFileSync(join(world.ws, 'sub', 'x.txt'), 'utf8'), 'two\n')
+    const reports = fenceReports(world)
+    // The probe's run (no kept fences) and one report per call.
+    assert.equal(reports.length, script.length + 1, reports.join('\n'))
+    const perCall = reports.slice(1)
+    const compiled = perCall.filter((r) => r.startsWith('compiled'))
+    assert.ok(compiled.every((r) => r === 'compiled, kept'), `a compiled fence was not kept: ${compiled.join('; ')}`)
+    // A fence per profile (git's own calls carry delete in `.git`), compiled
+    // while the session sets up its files under DSH_HOME; then only reuse.
+    assert.ok(compiled.length <= 4, `compiled ${compiled.length} times:\n${perCall.join('\n')}`)
+    assert.deepEqual(perCall.slice(round.length), Array(script.length - round.length).fill('reused'), perCall.join('\n'))
+    // Few fences kept at all: one file per profile.
+    const kept = readdirSync(join(world.dshHome, 'dsh-allow-fence')).filter((f) => f.startsWith('fence-'))
+    assert.ok(kept.length >= 2 && kept.length <= compiled.length, kept.join(', '))
+  })
+})
