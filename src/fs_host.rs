@@ -18,7 +18,7 @@ pub struct FsHost {
     /// while each would be found the same, every `canonical` and `kind`
     /// answer stays true (the runner keeps a compiled fence on that
     /// condition). PATH lookups are not covered.
-    looked: std::cell::RefCell<std::collections::BTreeMap<String, Found>>,
+    looked: std::cell::RefCell<std::collections::BTreeMap<String, Looked>>,
 }
 
 /// What one lookup of a name in a real folder found, in the terms the walk
@@ -36,22 +36,34 @@ pub enum Found {
     Link(String),
 }
 
-impl Found {
+/// One lookup: what was found, and for a folder or a file which one (device
+/// and inode). Lookups that found the same lead every walk the same way;
+/// the identity says whether it is still the very file something was bound
+/// to (a held fence's rules and mounts are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Looked {
+    pub found: Found,
+    pub id: Option<(u64, u64)>,
+}
+
+impl Looked {
     /// Look `path` (a real folder and a name in it) up now, without
     /// following a link there. `None` when the folder is not a folder (a
     /// worktree's `.git` file): nothing can be found in it, and its turning
     /// into one changes the lookup of the folder itself.
-    pub fn at(path: &str) -> Option<Found> {
-        Some(match std::fs::symlink_metadata(path) {
+    pub fn at(path: &str) -> Option<Looked> {
+        use std::os::unix::fs::MetadataExt;
+        let (found, id) = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() && !paths::within(path, "/proc") => match std::fs::read_link(path) {
-                Ok(target) => Found::Link(target.to_string_lossy().into_owned()),
-                Err(_) => Found::Missing,
+                Ok(target) => (Found::Link(target.to_string_lossy().into_owned()), None),
+                Err(_) => (Found::Missing, None),
             },
-            Ok(m) if m.is_dir() => Found::Dir,
-            Ok(_) => Found::File,
+            Ok(m) if m.is_dir() => (Found::Dir, Some((m.dev(), m.ino()))),
+            Ok(m) => (Found::File, Some((m.dev(), m.ino()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return None,
-            Err(_) => Found::Missing,
-        })
+            Err(_) => (Found::Missing, None),
+        };
+        Some(Looked { found, id })
     }
 }
 
@@ -77,7 +89,7 @@ impl FsHost {
     }
 
     /// Every lookup made so far, by path, with what it found (see `looked`).
-    pub fn looked(&self) -> std::collections::BTreeMap<String, Found> {
+    pub fn looked(&self) -> std::collections::BTreeMap<String, Looked> {
         self.looked.borrow().clone()
     }
 
@@ -90,11 +102,11 @@ impl FsHost {
         if let Some(known) = self.resolved.borrow().get(&here) {
             return known.clone().ok_or(here);
         }
-        let found = Found::at(&here);
-        if let Some(f) = &found {
-            self.looked.borrow_mut().insert(here.clone(), f.clone());
+        let looked = Looked::at(&here);
+        if let Some(l) = &looked {
+            self.looked.borrow_mut().insert(here.clone(), l.clone());
         }
-        let real = match found.unwrap_or(Found::Missing) {
+        let real = match looked.map_or(Found::Missing, |l| l.found) {
             Found::Link(target) if *links < MAX_LINKS => {
                 *links += 1;
                 let base = if target.starts_with('/') { "/" } else { dir };

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use dsh_allow::fence::landlock::Rules;
-use dsh_allow::fs_host::Found;
+use dsh_allow::fs_host::{Found, Looked};
 use dsh_allow::runner::kept::{parse, render, Entry, Seen};
 
 fn entry() -> Entry {
@@ -14,14 +14,15 @@ fn entry() -> Entry {
     folders.insert("/home/me/a folder".to_string(), Some(Seen { dev: 1, ino: 99, mtime_ns: 5, ctime_ns: 6 }));
     folders.insert("/proc".to_string(), None);
     let mut found = BTreeMap::new();
-    found.insert("/home".to_string(), Found::Dir);
-    found.insert("/home/me/a folder/.envrc".to_string(), Found::Missing);
-    found.insert("/home/me/a folder/x y".to_string(), Found::Link("../with space/t".into()));
-    found.insert("/etc/hostname".to_string(), Found::File);
+    found.insert("/home".to_string(), Looked { found: Found::Dir, id: Some((2049, 12)) });
+    found.insert("/home/me/a folder/.envrc".to_string(), Looked { found: Found::Missing, id: None });
+    found.insert("/home/me/a folder/x y".to_string(), Looked { found: Found::Link("../with space/t".into()), id: None });
+    found.insert("/etc/hostname".to_string(), Looked { found: Found::File, id: Some((2049, 777)) });
     let mut listed = BTreeMap::new();
     listed.insert("/etc".to_string(), 1234567890123u64);
     Entry {
         key: r#"abi=7 exe=1:2:3.4:5 {"workspace":"/home/me/w"}"#.to_string(),
+        id: "0123456789abcdef0123456789abcdef".to_string(),
         folders,
         found,
         listed,
@@ -43,7 +44,9 @@ fn a_kept_fence_cut_short_or_malformed_reads_as_none() {
         assert_eq!(parse(&text[..cut]), None, "cut at {cut}");
     }
     for (from, to) in [
-        ("dsh-allow fence 2", "dsh-allow fence 1"),
+        ("dsh-allow fence 3", "dsh-allow fence 2"),
+        ("id 0123", "idx 0123"),
+        ("found d 2049:12 ", "found d 2049-12 "),
         ("rule 8197", "rule x8197"),
         ("handled ", "handled -"),
         ("folder 1 99", "folder 1 z9"),
@@ -66,6 +69,6 @@ fn a_fence_with_a_line_break_in_a_path_is_not_kept() {
     e.folders.insert("/x\ny".into(), None);
     assert_eq!(render(&e), None);
     let mut e = entry();
-    e.found.insert("/x".into(), Found::Link("a\nb".into()));
+    e.found.insert("/x".into(), Looked { found: Found::Link("a\nb".into()), id: None });
     assert_eq!(render(&e), None);
 }

@@ -40,11 +40,11 @@ use serde::Serialize;
 use crate::api::{Mode, Platform};
 use crate::fence::landlock::Rules;
 use crate::fence::{Enforce, ProfileRequest};
-use crate::fs_host::Found;
+use crate::fs_host::{Found, Looked};
 use crate::paths;
 use crate::policy::capability::Access;
 
-const HEADER: &str = "dsh-allow fence 2";
+const HEADER: &str = "dsh-allow fence 3";
 /// Fences kept at once (one file each, by the hash of their key): sessions
 /// with one-shot grants make a new profile per call, and the folder must not
 /// grow without bound.
@@ -95,11 +95,14 @@ impl Seen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub key: String,
+    /// Names this entry's lookups as they stand: a new one whenever a file
+    /// found is another one than before (what a held fence was built from).
+    pub id: String,
     /// Every folder a lookup or a listing was made in; `Some` where its
     /// times vouch for those (settled when they were made).
     pub folders: BTreeMap<String, Option<Seen>>,
     /// Each name looked up, by path, and what was found.
-    pub found: BTreeMap<String, Found>,
+    pub found: BTreeMap<String, Looked>,
     /// Each folder listed, with the hash of its entries ([`names_hash`]).
     pub listed: BTreeMap<String, u64>,
     pub rules: Rules,
@@ -109,23 +112,25 @@ pub struct Entry {
 /// line (such a fence is simply not kept).
 pub fn render(e: &Entry) -> Option<String> {
     let plain = |s: &str| !s.contains('\n') && !s.is_empty();
-    let links_plain = e.found.values().all(|f| !matches!(f, Found::Link(t) if t.contains('\n')));
+    let links_plain = e.found.values().all(|l| !matches!(&l.found, Found::Link(t) if t.contains('\n')));
     let paths_plain = e.folders.keys().chain(e.found.keys()).chain(e.listed.keys()).all(|p| plain(p));
-    if !plain(&e.key) || !links_plain || !paths_plain || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
+    let id_plain = !e.id.is_empty() && !e.id.contains(char::is_whitespace);
+    if !plain(&e.key) || !id_plain || !links_plain || !paths_plain || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
         return None;
     }
-    let mut out = format!("{HEADER}\nkey {}\nhandled {}\n", e.key, e.rules.handled);
+    let mut out = format!("{HEADER}\nkey {}\nid {}\nhandled {}\n", e.key, e.id, e.rules.handled);
     for (path, s) in &e.folders {
         match s {
             Some(s) => out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns)),
             None => out.push_str(&format!("unsettled {path}\n")),
         }
     }
-    for (path, f) in &e.found {
-        match f {
-            Found::Missing => out.push_str(&format!("found - {path}\n")),
-            Found::Dir => out.push_str(&format!("found d {path}\n")),
-            Found::File => out.push_str(&format!("found f {path}\n")),
+    for (path, l) in &e.found {
+        let id = l.id.map_or("-".to_string(), |(dev, ino)| format!("{dev}:{ino}"));
+        match &l.found {
+            Found::Missing => out.push_str(&format!("found - {id} {path}\n")),
+            Found::Dir => out.push_str(&format!("found d {id} {path}\n")),
+            Found::File => out.push_str(&format!("found f {id} {path}\n")),
             // The path's length in bytes says where the link's text begins.
             Found::Link(target) => out.push_str(&format!("link {} {path}{target}\n", path.len())),
         }
@@ -142,63 +147,111 @@ pub fn render(e: &Entry) -> Option<String> {
 
 /// Read an entry back; anything malformed or cut short is no entry.
 pub fn parse(text: &str) -> Option<Entry> {
-    let mut lines = text.split('\n');
-    if lines.next()? != HEADER {
-        return None;
-    }
-    let key = lines.next()?.strip_prefix("key ")?.to_string();
-    let handled = lines.next()?.strip_prefix("handled ")?.parse().ok()?;
-    let mut e = Entry { key, folders: BTreeMap::new(), found: BTreeMap::new(), listed: BTreeMap::new(), rules: Rules { handled, rules: Vec::new() } };
-    for line in lines {
+    let head = head(text)?;
+    let mut e = Entry {
+        key: head.key.to_string(),
+        id: head.id.to_string(),
+        folders: head.folders,
+        found: BTreeMap::new(),
+        listed: BTreeMap::new(),
+        rules: Rules { handled: head.handled, rules: Vec::new() },
+    };
+    for line in head.body.split('\n') {
         if line == "end" {
             return Some(e);
         }
         let (kind, rest) = line.split_once(' ')?;
         match kind {
-            "folder" => {
-                let mut f = rest.splitn(5, ' ');
-                let seen = Seen {
-                    dev: f.next()?.parse().ok()?,
-                    ino: f.next()?.parse().ok()?,
-                    mtime_ns: f.next()?.parse().ok()?,
-                    ctime_ns: f.next()?.parse().ok()?,
-                };
-                e.folders.insert(f.next()?.to_string(), Some(seen));
-            }
-            "unsettled" => {
-                e.folders.insert(rest.to_string(), None);
-            }
-            "found" => {
-                let (what, path) = rest.split_once(' ')?;
-                let found = match what {
-                    "-" => Found::Missing,
-                    "d" => Found::Dir,
-                    "f" => Found::File,
-                    _ => return None,
-                };
-                e.found.insert(path.to_string(), found);
-            }
-            "link" => {
-                let (len, both) = rest.split_once(' ')?;
-                let len: usize = len.parse().ok()?;
-                if !both.is_char_boundary(len) {
-                    return None;
-                }
-                let (path, target) = both.split_at(len);
-                e.found.insert(path.to_string(), Found::Link(target.to_string()));
+            "found" | "link" => {
+                let (path, looked) = found_line(kind, rest)?;
+                e.found.insert(path.to_string(), looked);
             }
             "list" => {
                 let (hash, path) = rest.split_once(' ')?;
                 e.listed.insert(path.to_string(), hash.parse().ok()?);
             }
-            "rule" => {
-                let (access, path) = rest.split_once(' ')?;
-                e.rules.rules.push((path.to_string(), access.parse().ok()?));
-            }
+            "rule" => e.rules.rules.push(rule_line(rest)?),
             _ => return None,
         }
     }
     None
+}
+
+/// An entry's first lines: its key, name, rights and folders; `body` is
+/// the rest (lookups, listings, rules), read only when needed.
+struct Head<'t> {
+    key: &'t str,
+    id: &'t str,
+    handled: u64,
+    folders: BTreeMap<String, Option<Seen>>,
+    body: &'t str,
+}
+
+fn head(text: &str) -> Option<Head<'_>> {
+    let mut rest = text;
+    let mut line = || -> Option<&str> {
+        let (l, r) = rest.split_once('\n')?;
+        rest = r;
+        Some(l)
+    };
+    if line()? != HEADER {
+        return None;
+    }
+    let key = line()?.strip_prefix("key ")?;
+    let id = line()?.strip_prefix("id ")?;
+    let handled = line()?.strip_prefix("handled ")?.parse().ok()?;
+    let mut folders = BTreeMap::new();
+    loop {
+        let (l, r) = rest.split_once('\n')?;
+        if let Some(f) = l.strip_prefix("folder ") {
+            let mut f = f.splitn(5, ' ');
+            let seen = Seen {
+                dev: f.next()?.parse().ok()?,
+                ino: f.next()?.parse().ok()?,
+                mtime_ns: f.next()?.parse().ok()?,
+                ctime_ns: f.next()?.parse().ok()?,
+            };
+            folders.insert(f.next()?.to_string(), Some(seen));
+        } else if let Some(path) = l.strip_prefix("unsettled ") {
+            folders.insert(path.to_string(), None);
+        } else {
+            return Some(Head { key, id, handled, folders, body: rest });
+        }
+        rest = r;
+    }
+}
+
+fn found_line<'t>(kind: &str, rest: &'t str) -> Option<(&'t str, Looked)> {
+    if kind == "link" {
+        let (len, both) = rest.split_once(' ')?;
+        let len: usize = len.parse().ok()?;
+        if !both.is_char_boundary(len) {
+            return None;
+        }
+        let (path, target) = both.split_at(len);
+        return Some((path, Looked { found: Found::Link(target.to_string()), id: None }));
+    }
+    let (what, rest) = rest.split_once(' ')?;
+    let (id, path) = rest.split_once(' ')?;
+    let found = match what {
+        "-" => Found::Missing,
+        "d" => Found::Dir,
+        "f" => Found::File,
+        _ => return None,
+    };
+    let id = match id {
+        "-" => None,
+        id => {
+            let (dev, ino) = id.split_once(':')?;
+            Some((dev.parse().ok()?, ino.parse().ok()?))
+        }
+    };
+    Some((path, Looked { found, id }))
+}
+
+fn rule_line(rest: &str) -> Option<(String, u64)> {
+    let (access, path) = rest.split_once(' ')?;
+    Some((path.to_string(), access.parse().ok()?))
 }
 
 /// The entries of a folder as compiling around a shut path reads them: each
@@ -293,8 +346,59 @@ pub enum Outcome {
 
 /// What the compile found, to keep beside its rules.
 pub struct Walk {
-    pub found: BTreeMap<String, Found>,
+    pub found: BTreeMap<String, Looked>,
     pub listed: Vec<(String, u64)>,
+}
+
+/// A kept fence found to hold: the entry's text as it stands now (every
+/// file it names is the one found), read further only when needed.
+pub struct Reused {
+    text: String,
+    /// The entry's name (a held fence built from it is found by it).
+    pub id: String,
+}
+
+impl Reused {
+    fn of(text: String) -> Option<Reused> {
+        let id = head(&text)?.id.to_string();
+        Some(Reused { text, id })
+    }
+
+    /// The rules (`None`: the entry is damaged past its head).
+    pub fn rules(&self) -> Option<Rules> {
+        let head = head(&self.text)?;
+        let mut rules = Vec::new();
+        for line in head.body.lines() {
+            if let Some(rest) = line.strip_prefix("rule ") {
+                rules.push(rule_line(rest)?);
+            }
+        }
+        Some(Rules { handled: head.handled, rules })
+    }
+
+    /// The file each looked-up path was, where it was a folder or a file.
+    pub fn ids(&self) -> BTreeMap<String, (u64, u64)> {
+        let Some(head) = head(&self.text) else { return BTreeMap::new() };
+        head.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("found ").and_then(|rest| found_line("found", rest)))
+            .filter_map(|(path, l)| Some((path.to_string(), l.id?)))
+            .collect()
+    }
+}
+
+/// A new name for an entry: 128 random bits, so that no two entries ever
+/// share one (a held fence is found by it).
+fn new_id() -> String {
+    let mut b = [0u8; 16];
+    // SAFETY: a buffer of the length passed.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        // No randomness: the time and this process stand in, still unique here.
+        let t = now_ns().unwrap_or(0) as u128 ^ ((std::process::id() as u128) << 64);
+        b = t.to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 pub struct Cache {
@@ -332,63 +436,88 @@ impl Cache {
 
     /// The fence kept for `key`, if everything its walk found would be
     /// found the same now.
-    pub fn reuse(&self, key: &str) -> Option<Rules> {
-        let e = self.read(key)?;
+    pub fn reuse(&self, key: &str) -> Option<Reused> {
+        let text = self.read(key)?;
         let began = now_ns()?;
-        let mut proven = 0;
-        let mut refreshed = e.folders.clone();
-        for (folder, vouched) in &e.folders {
-            let now = Seen::now(folder);
-            if vouched.is_some() && now == *vouched {
-                continue;
-            }
-            proven += prove(&e, folder)?;
-            refreshed.insert(folder.clone(), now.filter(|s| s.settled(folder, began)));
-        }
-        // Many lookups proven one by one, in folders that have settled since:
-        // their times vouch from now on.
-        if proven >= REFRESH_AT && refreshed != e.folders {
-            let _ = render(&Entry { folders: refreshed, ..e.clone() }).map(|text| self.write(&self.slot(key), &text));
-        }
-        Some(e.rules)
-    }
-
-    /// The entry in `key`'s slot, if it is ours, whole and for `key`.
-    fn read(&self, key: &str) -> Option<Entry> {
-        // No symlink anywhere on the way: the profile protects the folder
-        // by its real path, so a link in the spelling could lead elsewhere.
-        let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
-        let m = f.metadata().ok()?;
-        // Ours alone: owned by us and written by nobody else.
-        // SAFETY: geteuid has no preconditions.
-        if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
-            return None;
-        }
-        // Plain reads into room for the whole file (read_to_string would
-        // ask for the size and position first: two more system calls).
-        let mut buf = vec![0u8; m.len() as usize + 1];
-        let mut n = 0;
-        loop {
-            match f.read(&mut buf[n..]).ok()? {
-                0 => break,
-                k => n += k,
-            }
-            if n == buf.len() {
-                return None;
-            }
-        }
-        let e = parse(std::str::from_utf8(&buf[..n]).ok()?)?;
+        let h = head(&text)?;
         // Every walk looks in `/`: an entry without it was not written by a
         // compile, and would never go stale.
-        (e.key == key && e.folders.contains_key("/")).then_some(e)
+        if h.key != key || !h.folders.contains_key("/") {
+            return None;
+        }
+        let doubted: Vec<(&String, Option<Seen>)> =
+            h.folders.iter().map(|(f, vouched)| (f, vouched, Seen::now(f))).filter(|(_, vouched, seen)| vouched.is_none() || seen != *vouched).map(|(f, _, seen)| (f, seen)).collect();
+        if doubted.is_empty() {
+            return Reused::of(text);
+        }
+        // Some folder does not vouch: what was found there is proven again.
+        let mut e = parse(&text)?;
+        let found = e.found.clone();
+        let names: std::collections::BTreeSet<&str> = doubted.iter().map(|(f, _)| f.as_str()).collect();
+        let proven = prove(&mut e, &names)?;
+        let mut settled_since = false;
+        for (folder, seen) in &doubted {
+            let now = seen.clone().filter(|s| s.settled(folder, began));
+            // Unsettled when kept, and still since: a compile right after a change.
+            settled_since |= now.is_some() && (proven >= REFRESH_AT || h.folders.get(*folder) == Some(&None));
+            e.folders.insert(folder.to_string(), now);
+        }
+        // Another file where one was found (the same kind: the rules hold):
+        // the entry names the files as they are now, under a new name.
+        let moved = e.found != found;
+        if moved {
+            e.id = new_id();
+        }
+        // Or lookups proven one by one in folders that have settled since
+        // (many of them, or none vouched when kept): their times vouch from
+        // now on.
+        if moved || settled_since {
+            let text = render(&e)?;
+            let _ = self.write(&self.slot(key), &text);
+            return Reused::of(text);
+        }
+        Reused::of(text)
+    }
+
+    /// The text in `key`'s slot, if it is ours and whole.
+    fn read(&self, key: &str) -> Option<String> {
+        {
+            // No symlink anywhere on the way: the profile protects the
+            // folder by its real path, so a link in the spelling could lead
+            // elsewhere.
+            let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
+            let m = f.metadata().ok()?;
+            // Ours alone: owned by us and written by nobody else.
+            // SAFETY: geteuid has no preconditions.
+            if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
+                return None;
+            }
+            // Plain reads into room for the whole file (read_to_string would
+            // ask for the size and position first: two more system calls).
+            let mut buf = vec![0u8; m.len() as usize + 1];
+            let mut n = 0;
+            loop {
+                match f.read(&mut buf[n..]).ok()? {
+                    0 => break,
+                    k => n += k,
+                }
+                if n == buf.len() {
+                    return None;
+                }
+            }
+            buf.truncate(n);
+            let text = String::from_utf8(buf).ok()?;
+            // Whole: written at once and renamed into place, it ends so.
+            text.ends_with("\nend\n").then_some(text)
+        }
     }
 
     /// Keep a fence compiled from `key`, its walk having found `walk`, the
-    /// compile having begun at `began`.
-    pub fn keep(&self, key: &str, rules: &Rules, walk: Walk, began: SystemTime) -> Outcome {
+    /// compile having begun at `began`. The entry kept is returned with it.
+    pub fn keep(&self, key: &str, rules: &Rules, walk: Walk, began: SystemTime) -> (Outcome, Option<Reused>) {
         let began_ns = match began.duration_since(SystemTime::UNIX_EPOCH) {
             Ok(d) => d.as_nanos() as i128,
-            Err(_) => return Outcome::NotKept("the clock is before 1970".into()),
+            Err(_) => return (Outcome::NotKept("the clock is before 1970".into()), None),
         };
         let listed: BTreeMap<String, u64> = walk.listed.into_iter().collect();
         let mut folders = BTreeMap::new();
@@ -399,13 +528,13 @@ impl Cache {
         for (folder, vouched) in folders.iter_mut() {
             *vouched = Seen::now(folder).filter(|s| s.settled(folder, began_ns));
         }
-        let entry = Entry { key: key.to_string(), folders, found: walk.found, listed, rules: rules.clone() };
+        let entry = Entry { key: key.to_string(), id: new_id(), folders, found: walk.found, listed, rules: rules.clone() };
         let Some(text) = render(&entry) else {
-            return Outcome::NotKept("a path holds a line break".into());
+            return (Outcome::NotKept("a path holds a line break".into()), None);
         };
         match self.write(&self.slot(key), &text) {
-            Ok(()) => Outcome::Kept,
-            Err(e) => Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())),
+            Ok(()) => (Outcome::Kept, Reused::of(text)),
+            Err(e) => (Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())), None),
         }
     }
 
@@ -430,32 +559,32 @@ impl Cache {
     }
 }
 
-/// Prove what the walk found in `folder` against the file system now: each
-/// name it looked up there, and its entries if it listed them. The number
-/// of lookups made (a listing weighs more), or `None` at the first that
-/// differs.
-fn prove(e: &Entry, folder: &str) -> Option<usize> {
+/// Prove what the walk found in the `doubted` folders against the file
+/// system now: each name it looked up there, and their entries where it
+/// listed them. The number of lookups made (a listing weighs more), or
+/// `None` at the first that finds something else. A lookup that finds the
+/// same kind of thing but another file is recorded in `e` as found now.
+fn prove(e: &mut Entry, doubted: &std::collections::BTreeSet<&str>) -> Option<usize> {
     let mut made = 0;
-    // The paths directly in `folder` sort together, after `folder/`.
-    let from = if folder == "/" { "/".to_string() } else { format!("{folder}/") };
-    for (path, found) in e.found.range::<str, _>((std::ops::Bound::Included(from.as_str()), std::ops::Bound::Unbounded)) {
-        if !path.starts_with(&from) {
-            break;
-        }
-        if paths::parent(path) != folder || path == folder {
+    for (path, looked) in e.found.iter_mut() {
+        if path == "/" || !doubted.contains(paths::parent(path)) {
             continue;
         }
         made += 1;
         // A lookup in what is no longer a folder finds nothing (`None`);
         // what the walk records there was found in a folder.
-        if Found::at(path).as_ref() != Some(found) {
+        let now = Looked::at(path)?;
+        if now.found != looked.found {
             return None;
         }
+        *looked = now;
     }
-    if let Some(&hash) = e.listed.get(folder) {
-        made += LISTING_WEIGHT;
-        if names_hash(entries(folder).as_deref()) != hash {
-            return None;
+    for folder in doubted {
+        if let Some(&hash) = e.listed.get(*folder) {
+            made += LISTING_WEIGHT;
+            if names_hash(entries(folder).as_deref()) != hash {
+                return None;
+            }
         }
     }
     Some(made)

@@ -13,6 +13,10 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
+pub mod held;
+#[cfg(target_os = "linux")]
+pub mod keeper;
+#[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
 pub mod persistence;
@@ -75,7 +79,8 @@ pub fn main(args: &[String]) -> u8 {
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
-            let cache = match option(opts, "--fence-cache").map(|d| crate::runner::kept::Cache::new(&d, &req)).transpose() {
+            let cache_dir = option(opts, "--fence-cache");
+            let cache = match cache_dir.as_deref().map(|d| crate::runner::kept::Cache::new(d, &req)).transpose() {
                 Ok(c) => c,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
@@ -83,28 +88,38 @@ pub fn main(args: &[String]) -> u8 {
             if abi == 0 {
                 return fail(EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run");
             }
-            let (rules, how) = match fence(&req, abi, cache.as_ref()) {
+            let (rules, how, entry) = match fence(&req, abi, cache.as_ref()) {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
-            let judge = sockets::Judge { hosts: host_pids(&req), socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
+            // What the keeper holds is asked for here, outside every namespace.
+            let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
+            let plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref());
+            // A kept entry damaged past its first lines is compiled afresh.
+            let rules = match rules.or_else(|| if plan.holds() { Some(linux::Rules { handled: 0, rules: Vec::new() }) } else { entry.as_ref()?.rules() }) {
+                Some(r) => r,
+                None => match fence(&req, abi, None) {
+                    Ok((Some(r), _, _)) => r,
+                    Ok(_) => return fail(EXIT_FAILED, "no fence could be compiled; nothing was run"),
+                    Err(e) => return fail(EXIT_FAILED, &e),
+                },
+            };
+            let mut hosts = host_pids(&req);
+            hosts.extend(plan.keeper);
+            let judge = sockets::Judge { hosts, socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
             let names = judge.clone();
             let report = opts.iter().any(|o| o == "--report-fence");
             // The child makes the mounts and applies Landlock: the supervisor
             // stays outside the namespaces it enters (from inside a user
             // namespace the host's descriptors could not be read).
             let fence = move || -> Result<Vec<String>, (u8, String)> {
-                // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata) = mount_fences(&req, &rules).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
-                linux::apply(&rules, abi)?;
+                let lines = held::put_up(&req, &rules, abi, plan)?;
                 let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
                 Ok(if report {
-                    vec![
-                        format!("dsh-allow fence: {how}"),
-                        format!("dsh-allow persistence: {shut}"),
-                        format!("dsh-allow metadata: {metadata}"),
-                        format!("dsh-allow signals: {signals}"),
-                    ]
+                    let mut out = vec![format!("dsh-allow fence: {how}")];
+                    out.extend(lines);
+                    out.push(format!("dsh-allow signals: {signals}"));
+                    out
                 } else {
                     Vec::new()
                 })
@@ -145,12 +160,13 @@ fn host_pids(req: &ProfileRequest) -> Vec<i32> {
 /// was compiled from has changed, else compiled now (and kept when it can
 /// be). The second value says which, for `--report-fence`.
 #[cfg(target_os = "linux")]
-fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(linux::Rules, String), String> {
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(Option<linux::Rules>, String, Option<kept::Reused>), String> {
     use crate::runner::kept::{key, Outcome};
     let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
-        if let Some(rules) = cache.reuse(key) {
-            return Ok((rules, "reused".into()));
+        // Its rules are read only if the keeper does not hold it.
+        if let Some(reused) = cache.reuse(key) {
+            return Ok((None, "reused".into(), Some(reused)));
         }
     }
     let began = std::time::SystemTime::now();
@@ -158,46 +174,15 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
     let plan = fence::compile(req, &host);
     let mut listed = Vec::new();
     let rules = linux::ruleset(&plan, abi, &host, &mut listed)?;
-    let how = match (cache, &key) {
+    let (how, entry) = match (cache, &key) {
         (Some(cache), Some(key)) => match cache.keep(key, &rules, crate::runner::kept::Walk { found: host.looked(), listed }, began) {
-            Outcome::Kept => "compiled, kept".to_string(),
-            Outcome::NotKept(why) => format!("compiled, not kept: {why}"),
+            (Outcome::Kept, entry) => ("compiled, kept".to_string(), entry),
+            (Outcome::NotKept(why), _) => (format!("compiled, not kept: {why}"), None),
         },
-        (Some(_), None) => "compiled, not kept: this runner's own file cannot be identified".to_string(),
-        _ => "compiled".to_string(),
+        (Some(_), None) => ("compiled, not kept: this runner's own file cannot be identified".to_string(), None),
+        _ => ("compiled".to_string(), None),
     };
-    Ok((rules, how))
-}
-
-/// The runner's mount namespace: the tree read-only outside the writable
-/// roots ([`readonly`]), then the repository's persistence surfaces
-/// ([`persistence`]). Says, for `--report-fence`, what each did.
-#[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules) -> Result<(String, String), String> {
-    use crate::runner::{persistence, readonly};
-    if req.persistence != crate::api::Persistence::Shut {
-        return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into()));
-    }
-    let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
-    let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
-    persistence::enter_namespace()?;
-    let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
-        Some(n) => format!("fenced ({n} writable roots)"),
-        None => format!("open ({})", readonly::NO_SETATTR),
-    };
-    persistence::shut(&surfaces)?;
-    // Other terminals' devices are the user's shells: a fresh instance of
-    // /dev/pts shows the call only the terminals it opens itself.
-    if let Err(e) = persistence::private_terminals() {
-        eprintln!("{PREFIX}note: other terminals stay visible: {e}");
-    }
-    // The working directory still leads into the mount it was opened on,
-    // now read-only: reach it again through the roots put back.
-    if let Some(dir) = here {
-        let _ = std::env::set_current_dir(dir);
-    }
-    let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {})", surfaces.len(), named.join(", ")), metadata))
+    Ok((Some(rules), how, entry))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
@@ -396,7 +381,7 @@ pub mod linux {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::path::Path;
 
-    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus, Scope};
+    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, Scope};
 
     use super::{EXIT_FAILED, EXIT_UNAVAILABLE};
     pub use crate::fence::landlock::Rules;
@@ -623,12 +608,24 @@ pub mod linux {
     }
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 
-    /// Set no_new_privs and restrict this process (and all it starts) to
-    /// the ruleset. The crate creates and enforces the ruleset; rules are
-    /// added with the system call itself, since [`ruleset`] already fitted
-    /// each rule's rights to what is at its path (the crate would `fstat`
-    /// every rule again to do that, a third of what applying costs).
-    pub fn apply(set: &Rules, abi: u32) -> Result<(), (u8, String)> {
+    /// Shown each path with the descriptor opened on it: whether it is the
+    /// very file the caller expects there.
+    pub type SameFile<'a> = &'a dyn Fn(&str, &OwnedFd) -> bool;
+
+    /// A ruleset built for a fence, and whether every rule was added on the
+    /// very file the caller expected at its path (see [`build`]).
+    pub struct Built {
+        pub ruleset: OwnedFd,
+        pub same: bool,
+    }
+
+    /// The Landlock ruleset of `set`. The crate creates it; rules are added
+    /// with the system call itself, since [`ruleset`] already fitted each
+    /// rule's rights to what is at its path (the crate would `fstat` every
+    /// rule again to do that, a third of what applying costs). With
+    /// `same_file`, each rule's descriptor is also shown to it, and `same`
+    /// says whether it held for all.
+    pub fn build(set: &Rules, abi: u32, same_file: Option<SameFile>) -> Result<Built, (u8, String)> {
         let handled = BitFlags::<AccessFs>::from_bits_truncate(set.handled);
         // ABI 6: abstract unix sockets and signals reach only this call's
         // own processes (a signal to the host, SIGUSR1 opening Node's
@@ -639,13 +636,11 @@ pub mod linux {
             .and_then(|r| if abi >= 6 { r.scope(Scope::AbstractUnixSocket | Scope::Signal) } else { Ok(r) })
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
-        let ruleset_fd: Option<OwnedFd> = created
-            .try_clone()
-            .map_err(|e| (EXIT_FAILED, format!("cannot use the Landlock ruleset: {e}; nothing was run")))?
-            .into();
+        let ruleset_fd: Option<OwnedFd> = created.into();
         let Some(ruleset_fd) = ruleset_fd else {
             return Err((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()));
         };
+        let mut same = true;
         // Descriptors opened for rules close at exec (O_CLOEXEC): closing
         // them one by one first only costs system calls.
         let mut kept: Vec<OwnedFd> = Vec::new();
@@ -655,9 +650,15 @@ pub mod linux {
             // filter refusing the call) is not taken for that.
             let fd = match open_real(path) {
                 Ok(fd) => fd,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => {
+                    same = false;
+                    continue;
+                }
                 Err(e) => return Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
             };
+            if let Some(check) = same_file {
+                same = same && check(path, &fd);
+            }
             let attr = PathBeneathAttr { allowed_access: access & set.handled, parent_fd: fd.as_raw_fd() };
             // SAFETY: a ruleset descriptor, a rule type the kernel knows and
             // a pointer to its attribute struct, live for the call.
@@ -679,17 +680,30 @@ pub mod linux {
             }
         }
         std::mem::forget(kept);
-        std::mem::forget(ruleset_fd);
-        let status = created
-            .restrict_self()
-            .map_err(|e| (EXIT_FAILED, format!("cannot apply the Landlock ruleset: {e}; nothing was run")))?;
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err((EXIT_UNAVAILABLE, "the kernel did not enforce the Landlock ruleset; nothing was run".into()));
-        }
-        if !status.no_new_privs {
-            return Err((EXIT_FAILED, "no_new_privs could not be set; nothing was run".into()));
+        Ok(Built { ruleset: ruleset_fd, same })
+    }
+
+    /// Set no_new_privs and restrict this process (and all it starts) to
+    /// the ruleset.
+    pub fn restrict(ruleset: &OwnedFd) -> Result<(), (u8, String)> {
+        // SAFETY: prctl and landlock_restrict_self with integer arguments.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err((EXIT_FAILED, "no_new_privs could not be set; nothing was run".into()));
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err((EXIT_FAILED, format!("cannot apply the Landlock ruleset: {e}; nothing was run")));
+            }
         }
         Ok(())
+    }
+
+    /// The identity of an open file (device, inode).
+    pub fn identity(fd: &OwnedFd) -> Option<(u64, u64)> {
+        // SAFETY: a stat buffer of the right type for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some((st.st_dev, st.st_ino))
     }
 }
 

@@ -43,10 +43,11 @@ function reportingWorld(label) {
   return world
 }
 
-/** What the runner said of each call's fence, in order (the probe's own run included). */
-function fenceReports(world) {
+/** What the runner said of each call (`fence` or `held`), in order (the probe's own run included). */
+function reports(world, what = 'fence') {
   if (!existsSync(world.fenceLog)) return []
-  return readFileSync(world.fenceLog, 'utf8').split('\n').filter((l) => l.startsWith('dsh-allow fence: ')).map((l) => l.slice('dsh-allow fence: '.length))
+  const prefix = `dsh-allow ${what}: `
+  return readFileSync(world.fenceLog, 'utf8').split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length))
 }
 
 describe('kept fences in a DSH session', { skip: missing ?? (kernel ? false : 'the runner cannot fence here') }, () => {
@@ -62,10 +63,10 @@ describe('kept fences in a DSH session', { skip: missing ?? (kernel ? false : 't
     assert.equal(calls.length, script.length, run.stderr.slice(-2000))
     assert.deepEqual(calls.filter((r) => r.isError).map((r) => r.callId), [], 'every call ran')
     assert.equal(readFileSync(join(world.ws, 'sub', 'x.txt'), 'utf8'), 'two\n')
-    const reports = fenceReports(world)
+    const fences = reports(world)
     // The probe's run (no kept fences) and one report per call.
-    assert.equal(reports.length, script.length + 1, reports.join('\n'))
-    const perCall = reports.slice(1)
+    assert.equal(fences.length, script.length + 1, fences.join('\n'))
+    const perCall = fences.slice(1)
     const compiled = perCall.filter((r) => r.startsWith('compiled'))
     assert.ok(compiled.every((r) => r === 'compiled, kept'), `a compiled fence was not kept: ${compiled.join('; ')}`)
     // A fence per profile (git's own calls carry delete in `.git`), compiled
@@ -75,5 +76,10 @@ describe('kept fences in a DSH session', { skip: missing ?? (kernel ? false : 't
     // Few fences kept at all: one file per profile.
     const kept = readdirSync(join(world.dshHome, 'dsh-allow-fence')).filter((f) => f.startsWith('fence-'))
     assert.ok(kept.length >= 2 && kept.length <= compiled.length, kept.join(', '))
+    // And the keeper holds what the first call of each built: the later
+    // calls join it (a call the busy keeper could not answer in time builds).
+    const held = reports(world, 'held').slice(round.length)
+    const joined = held.filter((h) => h === 'joined').length
+    assert.ok(joined >= held.length * 0.8, `joined ${joined} of ${held.length}:\n${held.join('\n')}`)
   })
 })

@@ -1,0 +1,440 @@
+//! Held fences: a process that keeps what applying a kept fence builds, for
+//! the next call of that fence (Linux).
+//!
+//! Putting a fence up opens each rule's path and adds it to a Landlock
+//! ruleset (two system calls a rule), and in the runner's mount namespace
+//! copies back every writable root (three a root): the same work call
+//! after call, growing with the rules. The first call of a kept fence
+//! builds it as always and hands the result to the keeper — the ruleset, and
+//! the mount namespace it made (with its user namespace when not root) —
+//! before restricting itself. The next call of the same kept fence and the
+//! same persistence surfaces joins those namespaces and restricts itself
+//! with that ruleset: no rule is opened and no mount is made.
+//!
+//! What is held may only stand for the fence it was built from, so:
+//! - it is found by the kept entry's name ([`super::kept`]), which changes
+//!   whenever a file the compile found is another one, and by each
+//!   persistence surface's path and identity;
+//! - it is handed over only when every rule, writable root and surface it
+//!   holds was opened on the very file the entry names (checked with
+//!   `fstat` while building): then no path swapped in between is bound;
+//! - a call uses it only after proving the entry again (the same files at
+//!   the same paths: a held rule or mount cannot follow a file moved away),
+//!   and the keeper drops everything it holds when the host's mount table
+//!   changes (a held namespace is a copy of it);
+//! - the keeper answers only processes of its own user with no
+//!   `no_new_privs` (never a fenced one: the runner sets it before Landlock),
+//!   its socket lies in the fence cache (a protected path), and the runner
+//!   counts the keeper among the host's processes, whose sockets no fenced
+//!   call may reach. A ruleset can still be added to by whoever holds it, so
+//!   none may ever reach a fenced process.
+//!
+//! The keeper leaves after ten minutes without a request, or when its socket
+//! is no longer in the cache folder. Calls that share a held namespace share
+//! its private terminal instance (`/dev/pts`): the same fence's calls see
+//! each other's terminals, never the user's.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The socket's name in the fence cache folder.
+const SOCKET: &str = "keeper";
+/// The descriptor the keeper gets its listening socket on.
+const LISTENER_FD: RawFd = 3;
+/// Fences held at once; the least recently used goes first.
+const HELD: usize = 16;
+/// How long the keeper stays without a request.
+const IDLE: Duration = Duration::from_secs(600);
+/// How long a call waits for the keeper's answer before building itself.
+const ANSWER_MS: i64 = 100;
+/// The most descriptors a held fence has: ruleset, mount and user namespace.
+const MAX_FDS: usize = 3;
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// What the keeper holds for one fence.
+pub struct Held {
+    pub ruleset: OwnedFd,
+    /// The mount namespace and, when it was made in one, its user namespace.
+    pub namespaces: Option<(OwnedFd, Option<OwnedFd>)>,
+}
+
+impl Held {
+    fn fds(&self) -> Vec<RawFd> {
+        let mut out = vec![self.ruleset.as_raw_fd()];
+        if let Some((mnt, user)) = &self.namespaces {
+            out.push(mnt.as_raw_fd());
+            out.extend(user.as_ref().map(|u| u.as_raw_fd()));
+        }
+        out
+    }
+
+    fn of(mut fds: Vec<OwnedFd>, with_namespaces: bool) -> Option<Held> {
+        if fds.is_empty() || fds.len() > MAX_FDS || (!with_namespaces && fds.len() != 1) || (with_namespaces && fds.len() < 2) {
+            return None;
+        }
+        let ruleset = fds.remove(0);
+        let namespaces = with_namespaces.then(|| {
+            let mnt = fds.remove(0);
+            (mnt, fds.pop())
+        });
+        Some(Held { ruleset, namespaces })
+    }
+}
+
+/// How a call found the keeper.
+pub enum Asked {
+    /// The keeper answered (pid), holding the fence or not.
+    Answered(i32, Option<Held>),
+    /// No keeper listens.
+    Nobody,
+    /// One may listen but did not answer in time.
+    Silent,
+}
+
+/// The folder, opened without following a link anywhere on the way (the
+/// profile protects it by its real path), so its socket can be named
+/// through `/proc/self/fd` whatever the folder's length.
+fn open_dir(dir: &str) -> std::io::Result<OwnedFd> {
+    super::linux::open_real(dir)
+}
+
+fn socket_name(dir_fd: &OwnedFd) -> CString {
+    CString::new(format!("/proc/self/fd/{}/{SOCKET}", dir_fd.as_raw_fd())).expect("no NUL in a number")
+}
+
+fn address(name: &CString) -> Option<(libc::sockaddr_un, libc::socklen_t)> {
+    // SAFETY: sockaddr_un is plain data; all-zero is its empty value.
+    let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = name.as_bytes();
+    if bytes.len() >= a.sun_path.len() {
+        return None;
+    }
+    for (d, &s) in a.sun_path.iter_mut().zip(bytes) {
+        *d = s as libc::c_char;
+    }
+    Some((a, (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t))
+}
+
+fn seqpacket() -> std::io::Result<OwnedFd> {
+    // SAFETY: plain arguments.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn connect(dir: &str) -> Result<OwnedFd, Asked> {
+    let dir_fd = open_dir(dir).map_err(|_| Asked::Nobody)?;
+    let (addr, len) = address(&socket_name(&dir_fd)).ok_or(Asked::Nobody)?;
+    let s = seqpacket().map_err(|_| Asked::Nobody)?;
+    // SAFETY: an address of the length passed.
+    if unsafe { libc::connect(s.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) } != 0 {
+        return Err(Asked::Nobody);
+    }
+    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
+    for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+        // SAFETY: a timeval of the size passed.
+        unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, opt, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
+    }
+    Ok(s)
+}
+
+/// Send `text` with `fds` as one message.
+fn send(s: RawFd, text: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let mut iov = libc::iovec { iov_base: text.as_ptr() as *mut libc::c_void, iov_len: text.len() };
+    // SAFETY: CMSG_SPACE of up to MAX_FDS descriptors.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) } as usize;
+    let mut control = vec![0u8; space.max(1)];
+    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !fds.is_empty() {
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = space;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(cmsg) as *mut RawFd, fds.len());
+        }
+        if libc::sendmsg(s, &msg, libc::MSG_NOSIGNAL) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// One message and the descriptors that came with it (close-on-exec).
+fn receive(s: RawFd) -> Option<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut buf = vec![0u8; MAX_MESSAGE];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: CMSG_SPACE of MAX_FDS descriptors.
+    let space = unsafe { libc::CMSG_SPACE((MAX_FDS * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut control = vec![0u8; space];
+    let mut fds = Vec::new();
+    // SAFETY: a msghdr over buffers we own, read with the CMSG macros; each
+    // descriptor received is owned from here on.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        let n = libc::recvmsg(s, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                for i in 0..count {
+                    let fd = std::ptr::read_unaligned((libc::CMSG_DATA(cmsg) as *const RawFd).add(i));
+                    fds.push(OwnedFd::from_raw_fd(fd));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+        if n <= 0 || msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
+            return None;
+        }
+        buf.truncate(n as usize);
+    }
+    Some((buf, fds))
+}
+
+/// The pid and uid at the other end of a unix socket.
+fn peer(s: RawFd) -> Option<(i32, u32)> {
+    // SAFETY: a ucred of the size passed.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    let r = unsafe { libc::getsockopt(s, libc::SOL_SOCKET, libc::SO_PEERCRED, (&mut cred as *mut libc::ucred).cast(), &mut len) };
+    (r == 0).then_some((cred.pid, cred.uid))
+}
+
+/// Ask the keeper of the fence cache `dir` for the fence held as `name`.
+pub fn get(dir: &str, name: &str) -> Asked {
+    let s = match connect(dir) {
+        Ok(s) => s,
+        Err(asked) => return asked,
+    };
+    let Some((pid, _)) = peer(s.as_raw_fd()) else { return Asked::Silent };
+    let with_namespaces = name.starts_with("shut ");
+    if send(s.as_raw_fd(), format!("get\n{name}").as_bytes(), &[]).is_err() {
+        return Asked::Silent;
+    }
+    match receive(s.as_raw_fd()) {
+        Some((text, fds)) if text == b"held" => Asked::Answered(pid, Held::of(fds, with_namespaces)),
+        Some((text, _)) if text == b"none" => Asked::Answered(pid, None),
+        _ => Asked::Silent,
+    }
+}
+
+/// Hand `held` to the keeper as `name` (best effort: a call that could not
+/// is built again next time). Waits for the keeper's word: it looks at the
+/// caller while the caller is still as it was when it connected.
+pub fn put(dir: &str, name: &str, held: &Held) -> bool {
+    let Ok(s) = connect(dir) else { return false };
+    send(s.as_raw_fd(), format!("put\n{name}").as_bytes(), &held.fds()).is_ok() && matches!(receive(s.as_raw_fd()), Some((text, _)) if text == b"kept")
+}
+
+/// Start a keeper for the fence cache `dir`: the socket is bound here (so a
+/// call may hand it a fence at once), and `exe keep` serves it, in a session
+/// of its own, off the call's pipes. Returns its pid.
+pub fn start(dir: &str, exe: &Path) -> Option<i32> {
+    use std::os::unix::process::CommandExt;
+    let dir_fd = open_dir(dir).ok()?;
+    let name = socket_name(&dir_fd);
+    let (addr, len) = address(&name)?;
+    let s = seqpacket().ok()?;
+    // A keeper that died leaves its socket file: nobody answers there.
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::unlink(name.as_ptr()) };
+    // SAFETY: an address of the length passed; plain arguments.
+    unsafe {
+        let mask = libc::umask(0o077);
+        let bound = libc::bind(s.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len);
+        libc::umask(mask);
+        if bound != 0 || libc::listen(s.as_raw_fd(), 64) != 0 {
+            return None;
+        }
+    }
+    let listener = s.as_raw_fd();
+    // Off the call's pipes (the host waits for them to close). Read-only:
+    // the keeper writes nothing, and /dev/null is not everyone's to write
+    // in every container.
+    let null = || std::fs::File::open("/dev/null").map(std::process::Stdio::from);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("keep").arg(dir).stdin(null().ok()?).stdout(null().ok()?).stderr(null().ok()?);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setsid();
+            // dup2 onto itself would leave it close-on-exec.
+            let moved = if listener == LISTENER_FD { libc::fcntl(listener, libc::F_SETFD, 0) } else { libc::dup2(listener, LISTENER_FD) };
+            if moved < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().ok()?;
+    Some(child.id() as i32)
+}
+
+/// A fenced process runs with `no_new_privs` (the runner sets it before
+/// Landlock); the keeper answers none.
+fn unfenced(pid: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
+    status.lines().any(|l| l.strip_prefix("NoNewPrivs:").is_some_and(|v| v.trim() == "0"))
+}
+
+/// `dsh-allow keep DIR`: serve the listening socket on descriptor 3 until
+/// idle, or until the socket in `dir` is another one.
+pub fn serve(dir: &str) -> u8 {
+    // SAFETY: the descriptor the runner passed; close-on-exec from here.
+    let listener = unsafe { OwnedFd::from_raw_fd(LISTENER_FD) };
+    // SAFETY: plain calls on our own descriptors.
+    unsafe {
+        libc::fcntl(LISTENER_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        // What else was inherited is not ours to hold.
+        libc::syscall(libc::SYS_close_range, (LISTENER_FD + 1) as u32, u32::MAX, 0u32);
+        // Callers now see this process at the other end.
+        libc::listen(LISTENER_FD, 64);
+    }
+    let Some(ours) = socket_identity(dir) else { return 1 };
+    // The host's mount table: any change there ends every held namespace.
+    let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
+    let mut held: Vec<(String, Held, Instant)> = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        let mut fds = [libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }, libc::pollfd {
+            fd: mounts.as_ref().map_or(-1, |m| m.as_raw_fd()),
+            events: libc::POLLPRI,
+            revents: 0,
+        }];
+        // SAFETY: an array of two pollfds.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, 5_000) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+        if fds[1].revents & (libc::POLLPRI | libc::POLLERR) != 0 {
+            held.clear();
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            // SAFETY: accept on our listener; a new descriptor, owned here.
+            let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
+            if c >= 0 {
+                let c = unsafe { OwnedFd::from_raw_fd(c) };
+                answer(&c, &mut held);
+                last = Instant::now();
+            }
+        }
+        held.retain(|(_, _, used)| used.elapsed() < IDLE);
+        if last.elapsed() >= IDLE || socket_identity(dir) != Some(ours) {
+            return 0;
+        }
+    }
+}
+
+fn socket_identity(dir: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(Path::new(dir).join(SOCKET)).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+/// One request: `get NAME` (answered `held` with the descriptors, or
+/// `none`) or `put NAME` with the descriptors.
+fn answer(c: &OwnedFd, held: &mut Vec<(String, Held, Instant)>) {
+    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
+    // SAFETY: a timeval of the size passed.
+    unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    match peer(c.as_raw_fd()) {
+        Some((pid, uid)) if uid == me && unfenced(pid) => {}
+        _ => return,
+    }
+    let Some((text, fds)) = receive(c.as_raw_fd()) else { return };
+    let Ok(text) = std::str::from_utf8(&text) else { return };
+    match text.split_once('\n') {
+        Some(("get", name)) => {
+            let found = held.iter_mut().find(|(n, _, _)| n == name);
+            let _ = match found {
+                Some((_, h, used)) => {
+                    *used = Instant::now();
+                    send(c.as_raw_fd(), b"held", &h.fds())
+                }
+                None => send(c.as_raw_fd(), b"none", &[]),
+            };
+        }
+        Some(("put", name)) => {
+            let Some(h) = Held::of(fds, name.starts_with("shut ")) else { return };
+            held.retain(|(n, _, _)| n != name);
+            if held.len() >= HELD {
+                // The least recently used makes room.
+                if let Some(i) = held.iter().enumerate().min_by_key(|(_, (_, _, used))| *used).map(|(i, _)| i) {
+                    held.remove(i);
+                }
+            }
+            held.push((name.to_string(), h, Instant::now()));
+            let _ = send(c.as_raw_fd(), b"kept", &[]);
+        }
+        _ => {}
+    }
+}
+
+/// Join a held fence's namespaces, back in `cwd`.
+pub fn enter(namespaces: &(OwnedFd, Option<OwnedFd>), cwd: Option<&str>) -> Result<(), String> {
+    let (mnt, user) = namespaces;
+    // SAFETY: setns on descriptors we hold, in this single-threaded child.
+    unsafe {
+        if let Some(u) = user {
+            if libc::setns(u.as_raw_fd(), libc::CLONE_NEWUSER) != 0 {
+                return Err(format!("cannot join the held user namespace: {}", std::io::Error::last_os_error()));
+            }
+        }
+        if libc::setns(mnt.as_raw_fd(), libc::CLONE_NEWNS) != 0 {
+            return Err(format!("cannot join the held mount namespace: {}", std::io::Error::last_os_error()));
+        }
+    }
+    // Joining a mount namespace starts at its root.
+    if let Some(dir) = cwd {
+        std::env::set_current_dir(dir).map_err(|e| format!("cannot return to {dir} in the held namespace: {e}"))?;
+    }
+    Ok(())
+}
+
+/// This process's own namespaces, to hand to the keeper: the mount
+/// namespace, and the user namespace when it made one (not root).
+pub fn own_namespaces(with_user: bool) -> Option<(OwnedFd, Option<OwnedFd>)> {
+    let open = |p: &str| std::fs::File::open(p).ok().map(OwnedFd::from);
+    let mnt = open("/proc/self/ns/mnt")?;
+    let user = if with_user { Some(open("/proc/self/ns/user")?) } else { None };
+    Some((mnt, user))
+}
+
+/// The name a fence is held under: the kept entry's name, whether the call
+/// has a mount namespace of its own, and each persistence surface shut in
+/// it with the file it is (a surface replaced since is another fence).
+pub fn name(entry_id: &str, shut: bool, surfaces: &[String]) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = format!("{} {entry_id}", if shut { "shut" } else { "open" });
+    for s in surfaces {
+        let m = std::fs::symlink_metadata(s).ok()?;
+        out.push_str(&format!("\n{}:{} {s}", m.dev(), m.ino()));
+    }
+    Some(out)
+}
+
+/// Whether the surface at `path` is still the file `name` holds it as.
+pub fn surface_is(name: &str, path: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
+    let want = format!("{}:{} {path}", m.dev(), m.ino());
+    name.lines().skip(1).any(|l| l == want)
+}
