@@ -31,7 +31,7 @@ import { makeReviewer } from './review.js'
 import { Hosts } from './hosts.js'
 import { Modes, watchModes } from './modes.js'
 import { changeRecord } from './changes.js'
-import { ProfileFiles } from './profiles.js'
+import { fenceRules, ProfileFiles } from './profiles.js'
 import { sessionNotices, workspaceProblem } from './notices.js'
 
 export const name = 'dsh-allow'
@@ -138,7 +138,7 @@ export function apply(ctx, rawConfig) {
         const load = store.load()
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
+          rules: fenceRules(load.error === undefined ? load.rules : (load.lastGood?.rules ?? [])), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
           // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.
           folders: once.folders,
           // Files whose content the runner keeps before the call replaces them (git restore).
