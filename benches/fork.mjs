@@ -3,7 +3,7 @@
 // memory (touched, like a heap or compiled code). The DSH host starts a
 // child for every bash call, so every MiB a plugin adds to the host is paid
 // again on every call; this is why dsh-allow keeps its share of the host
-// small (README, Performance).
+// small (docs/performance.md).
 //
 //   node benches/fork.mjs [spawns per step]   (default 60)
 

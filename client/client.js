@@ -72,6 +72,7 @@ window.__ModuleLoader__.load({
       'outcome.kernelDenied': 'Allowed · then denied by the kernel',
       'outcome.notRun': 'Allowed · not run',
       'detail.notRun': 'did not run: {why}',
+      'detail.background': 'left running in the background, still fenced: {pids}',
       'command.cut': '(only the start is kept: the command was {bytes} bytes)',
       'action.allow-once': 'Allow once',
       'action.always-allow': 'Always allow',
@@ -140,6 +141,7 @@ window.__ModuleLoader__.load({
       'outcome.kernelDenied': '已允许 · 随后被内核拒绝',
       'outcome.notRun': '已允许 · 未执行',
       'detail.notRun': '未执行:{why}',
+      'detail.background': '仍在后台运行(仍受围栏约束):{pids}',
       'command.cut': '(只保留了开头:命令共 {bytes} 字节)',
       'action.allow-once': '允许一次',
       'action.always-allow': '总是允许',
@@ -338,6 +340,7 @@ window.__ModuleLoader__.load({
         }) })
       }
       if (row.notRun) parts.push({ text: t('detail.notRun', { why: shown(row.notRun) }), kernel: true })
+      if (row.background && row.background.length) parts.push({ text: t('detail.background', { pids: row.background.map(function (p) { return 'pid ' + p }).join(', ') }) })
       ;(row.kernel || []).forEach(function (k) {
         var path = shortPath(k.path, places)
         var text = k.door === 'socket' ? t('detail.kernelSocket', { path: path })

@@ -122,6 +122,7 @@ function statusText({ store, fenceStatus, policyOf, core, settings, ledger, work
     lines.push(t(persistence.state === 'shut' ? 'status.persistence.shut' : 'status.persistence.open', { why: persistence.why }))
     const metadata = fence.metadata ?? { state: 'open', why: 'not probed' }
     lines.push(t(metadata.state === 'fenced' ? 'status.metadata.fenced' : 'status.metadata.open', { why: metadata.why }))
+    if (fence.processes) lines.push(t(fence.processes.state === 'hidden' ? 'status.processes.hidden' : 'status.processes.visible', { why: fence.processes.why }))
     const doors = fence.doors ?? { state: 'open', why: 'not probed' }
     lines.push(t(doors.state === 'shut' ? 'status.doors.shut' : 'status.doors.open', { why: doors.why }))
     for (const cap of CAPABILITIES) {

@@ -141,6 +141,9 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       // signal to the runner's supervisor, outside the call.
       port === undefined ? 'echo hostPort=unknown' : `if command -v bash >/dev/null; then ${check('hostPort', `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`)}; else echo hostPort=unknown; fi`,
       check('signal', 'kill -0 $PPID'),
+      // This process (the host) among the call's processes: in the call's
+      // own process namespace it is not there to read.
+      check('processes', `test -r /proc/${process.pid}/cmdline && grep -q . /proc/${process.pid}/cmdline`),
     ].join('\n')
     const run = await spawnCollect(runnerArgv(runner, profile, ['/bin/sh', '-c', script]), { cwd: p('ws') })
     if (RUNNER_FAILURE_EXITS.includes(run.code) || run.stderr.includes(RUNNER_FAILURE_PREFIX)) {
@@ -171,6 +174,9 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       : seen.metadata === 'fenced'
         ? { state: 'fenced', why: "modes, owners, times and extended attributes are read-only outside the roots where the fence grants write, create or delete (the runner's own mount namespace)" }
         : { state: 'open', why: 'the probe changed a mode outside the writable roots unhindered' }
+    status.processes = seen.processes === 'fenced'
+      ? { state: 'hidden', why: "the call has a process namespace of its own: other processes, and the tokens on their command lines, are not in its /proc" }
+      : { state: 'visible', why: persistence === 'open' ? 'the runner was asked for no namespaces' : "the probe read the host's command line (the kernel or container refused the call's own process namespace)" }
     status.doors = seen.hostPort === 'fenced' && seen.signal === 'fenced'
       ? { state: 'shut', why: "the host's listeners, other daemons' unix sockets, other processes' signals and the terminal are out of the call's reach (the runner's supervisor, Landlock's scopes)" }
       : { state: 'open', why: seen.hostPort === 'unknown' ? 'the probe could not try the host\'s port (no bash)' : 'the probe reached the host\'s port or signalled outside the call' }

@@ -364,6 +364,12 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         }
       }
     }
+    // Processes the call left running (a server in the background) stay
+    // fenced under the runner's detached supervisor: the ledger says which.
+    if (SHELL_TOOLS.has(exec.name) && ranUnder.has(exec.callId)) {
+      const pids = leftRunning(result.value?.stderr?.text ?? '')
+      if (pids.length > 0) ledger.append({ kind: 'background', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId, pids })
+    }
     const notRun = recordNotRun(exec, result)
     const lost = ledger.lostFor?.(exec.callId)
     if (lost !== undefined && !toldUnrecorded.has(exec.callId)) {
@@ -393,6 +399,13 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     postExecute,
     onResult: (exec) => settle(exec),
   }
+}
+
+/** The pids the runner says the call left running (runner/supervise.rs LEFT_RUNNING). */
+export function leftRunning(stderr) {
+  const line = stderr.split('\n').find((l) => l.startsWith('dsh-allow: left running: '))
+  const pids = line?.match(/\(pids ([\d ]+)\)/)?.[1]
+  return pids ? pids.trim().split(/\s+/).map(Number).filter((n) => Number.isInteger(n) && n > 0) : []
 }
 
 /** "delete build/x", "connect /run/x.sock": one refusal in a few words. */

@@ -85,7 +85,7 @@ printf '{ "type": "commonjs" }\n' > pkg/core/wasm/nodejs/package.json
 # The nodejs glue keeps the .wasm file's bytes in a module constant for the
 # life of the process (2.5 MB, beside V8's own copy): let them go once the
 # module is compiled. Every MiB the host process holds is copied by each
-# fork it makes to run a tool call (README, Performance).
+# fork it makes to run a tool call (docs/performance.md).
 node -e '
   const fs = require("fs");
   const file = process.argv[1];

@@ -39,7 +39,9 @@ done
 # Part three (--web): the same world is left served by a real `dsh web` in
 # the background on a free loopback port; its URL, PID and how to stop it are
 # printed, and a headless Chromium checks the Approvals tab shows the demo's
-# rows (screenshot in test-output/screenshots/demo-approvals.png). A new demo
+# rows (screenshot in test-output/screenshots/demo-approvals.png; when every
+# row is there, the window is also saved as docs/approvals-tab.png, the
+# README's picture: commit it when the tab's look changes). A new demo
 # replaces the previous demo's server. DSH_ALLOW_DEMO_WEB=0 skips part three.
 if [ -x "$node22_bin/node" ]; then
   printf '\n== A real DSH 0.1.0-rc.8 session with dsh-allow (Landlock fence) ==\n'

@@ -45,6 +45,6 @@ if [ -z "$_dsh_tsl_manifest" ]; then
 fi
 # -Os: clang at -O3 inlines tree-sitter's parser steps into one 29 KB
 # ts_parser_parse; V8 then keeps ~13 MiB of the host process after
-# optimising it (README, Performance). -Os halves it and parses as fast here.
+# optimising it (docs/performance.md). -Os halves it and parses as fast here.
 export CFLAGS_wasm32_unknown_unknown="-isystem $(dirname "$_dsh_tsl_manifest")/wasm/include -include $_dsh_root/scripts/wasm-shim.h -Os"
 unset _dsh_root _dsh_tsl_manifest

@@ -63,6 +63,10 @@ pub struct LedgerRow {
     /// refused it): its row must not read as run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
+    /// The call's processes still running when it ended (a server started
+    /// in the background): fenced and supervised until they exit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -144,6 +148,8 @@ struct Record<'a> {
     denied: Option<&'a RawValue>,
     #[serde(default, borrow)]
     why: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pids: Option<Vec<u32>>,
 }
 
 impl Record<'_> {
@@ -177,6 +183,7 @@ struct Draft<'a> {
     command_grant: Option<Cow<'a, str>>,
     kernel: Vec<Value>,
     not_run: Option<Cow<'a, str>>,
+    background: Vec<u32>,
 }
 
 /// An FNV-1a hasher: the fold's index needs no random keys (which cost a
@@ -241,6 +248,7 @@ fn drafts<'a>(text: &'a str, opts: &FoldOptions) -> (Vec<Draft<'a>>, usize, usiz
             Some("kernel") => at.is_some_and(|i| f.kernel(i, v)),
             Some("rules" | "mode") if at.is_none() => f.change(key, v),
             Some("not-run") => at.is_some_and(|i| f.not_run(i, v)),
+            Some("background") => at.is_some_and(|i| f.background(i, v)),
             _ => false,
         };
         if !folded {
@@ -306,6 +314,7 @@ impl<'a> Folding<'a> {
                 row.review = None;
                 row.command_grant = v.command_grant;
                 row.not_run = None;
+                row.background = Vec::new();
             }
             Some(_) => {}
             None => {
@@ -333,6 +342,7 @@ impl<'a> Folding<'a> {
                     command_grant: v.command_grant,
                     kernel: Vec::new(),
                     not_run: None,
+                    background: Vec::new(),
                 });
             }
         }
@@ -376,6 +386,7 @@ impl<'a> Folding<'a> {
             command_grant: None,
             kernel: Vec::new(),
             not_run: None,
+            background: Vec::new(),
         });
         true
     }
@@ -438,6 +449,13 @@ impl<'a> Folding<'a> {
         self.rows[i].not_run = Some(why);
         true
     }
+
+    /// Written after a call that left processes running: which.
+    fn background(&mut self, i: usize, v: Record<'a>) -> bool {
+        let Some(pids) = v.pids.filter(|p| !p.is_empty()) else { return false };
+        self.rows[i].background = pids;
+        true
+    }
 }
 
 /// `[]`, however spaced.
@@ -477,6 +495,7 @@ pub fn fold(text: &str, opts: &FoldOptions) -> Folded {
             command_grant: d.command_grant.map(Cow::into_owned),
             kernel: d.kernel,
             not_run: d.not_run.map(Cow::into_owned),
+            background: d.background,
         })
         .collect();
     Folded { rows, skipped, hidden_baseline }
@@ -519,6 +538,8 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
         kernel: &'r [Value],
         #[serde(skip_serializing_if = "Option::is_none")]
         not_run: Option<&'r str>,
+        #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+        background: &'r [u32],
     }
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -554,6 +575,7 @@ pub fn fold_json(text: &str, opts: &FoldOptions) -> String {
             command_grant: d.command_grant.as_deref(),
             kernel: &d.kernel,
             not_run: d.not_run.as_deref(),
+            background: &d.background,
         })
         .collect();
     serde_json::to_string(&Out { rows, skipped, hidden_baseline }).expect("rows serialize")

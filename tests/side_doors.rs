@@ -209,6 +209,86 @@ fn a_daemon_outside_the_call_is_refused_on_its_socket_path_and_its_abstract_name
     });
 }
 
+/// A broker outside the call on a unix datagram socket: what it is sent
+/// goes into ~/.bashrc, and it answers with a descriptor of the key.
+fn broker(w: &World) -> Daemon {
+    let code = format!(
+        r#"
+import os, socket
+rc, key = {rc:?}, {key:?}
+open(key, "w").write("the-private-key")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind({path:?})
+print("ready", flush=True)
+while True:
+    data, addr = s.recvfrom(4096)
+    open(rc, "a").write(data.decode())
+    if addr:
+        fd = os.open(key, os.O_RDONLY)
+        s.sendmsg([b"key"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd.to_bytes(4, "little"))], 0, addr)
+        os.close(fd)
+"#,
+        rc = w.p("home/.bashrc"),
+        key = w.p("outside/key"),
+        path = w.p("outside/broker.sock"),
+    );
+    w.daemon(&code)
+}
+
+#[test]
+fn a_datagram_to_a_daemon_outside_the_call_is_judged_as_a_connect() {
+    for_each_user("datagram", |w| {
+        let _b = broker(w);
+        // sendmsg with the daemon's address on an unconnected socket (the
+        // header the filter cannot read), then sendmmsg and sendto.
+        let code = format!(
+            r#"
+import array, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("")
+s.settimeout(2)
+for how in ("sendmsg", "sendto"):
+    try:
+        if how == "sendmsg": s.sendmsg([b"echo PWNED\n"], [], 0, {path:?})
+        else: s.sendto(b"echo PWNED\n", {path:?})
+        msg, anc, _, _ = s.recvmsg(16, socket.CMSG_SPACE(4))
+        fds = array.array("i", anc[0][2]) if anc else []
+        print(how, "reached", open(fds[0]).read() if fds else "no key")
+    except OSError as e:
+        print(how, "refused:", e)
+"#,
+            path = w.p("outside/broker.sock")
+        );
+        let (fenced, open) = w.both(&w.profile(json!({})), &code);
+        assert!(open.contains("sendmsg reached the-private-key"), "control: unfenced, the broker answers with the key: {open}");
+        assert!(fenced.contains("sendmsg refused: [Errno 13]") && fenced.contains("sendto refused: [Errno 13]"), "{fenced}");
+        assert!(fenced.contains("dsh-allow: refused connect to unix socket"), "the refusal is named: {fenced}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let rc = fs::read_to_string(w.p("home/.bashrc")).unwrap_or_default();
+        assert_eq!(rc.matches("PWNED").count(), 2, "only the unfenced controls reached ~/.bashrc: {rc}");
+    });
+}
+
+#[test]
+fn datagrams_between_the_calls_own_sockets_carry_data_and_descriptors() {
+    for_each_user("datagram-own", |w| {
+        let code = r#"
+import array, os, socket
+a = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); a.bind("a.sock")
+b = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); b.bind("b.sock")
+open("note", "w").write("passed along")
+fd = os.open("note", os.O_RDONLY)
+b.sendmsg([b"one", b"-two"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))], 0, "a.sock")
+msg, anc, _, _ = a.recvmsg(16, socket.CMSG_SPACE(4))
+print("got", msg, os.read(array.array("i", anc[0][2])[0], 20))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.sendmsg([b"udp"], [], 0, u.getsockname())
+print("udp", u.recv(8))
+"#;
+        let out = text(&w.python(Some(&w.profile(json!({}))), code));
+        assert!(out.contains("got b'one-two' b'passed along'") && out.contains("udp b'udp'"), "{out}");
+    });
+}
+
 #[test]
 fn a_socket_a_rule_of_the_call_names_may_be_reached() {
     for_each_user("granted", |w| {
@@ -397,29 +477,126 @@ print("sid is mine", os.getsid(0) == os.getpid() or os.getsid(0) != os.getsid(os
 }
 
 #[test]
+fn what_the_user_types_at_the_terminal_never_reaches_the_call() {
+    for_each_user("tty-read", |w| {
+        // The call says it is ready, then tries every way back to the
+        // terminal its output goes to: the descriptors themselves, and the
+        // same files reopened for reading through /proc/self/fd.
+        let probe = r#"
+import os, select, sys
+print("ready", flush=True)
+got = []
+for fd in (1, 2):
+    r, _, _ = select.select([fd], [], [], 1.5)
+    if r:
+        try: got.append(os.read(fd, 100))
+        except OSError: pass
+    try:
+        again = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        r, _, _ = select.select([again], [], [], 0.2)
+        if r: got.append(os.read(again, 100))
+    except OSError: pass
+print("typed:", b"".join(got).decode(errors="replace").strip() or "nothing", flush=True)
+"#;
+        // On a terminal of its own, with no echo: what the "user" types
+        // shows only if a process reads it and prints it.
+        let outer = r#"
+import os, pty, sys, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+attrs = termios.tcgetattr(fd)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(fd, termios.TCSANOW, attrs)
+out = b""
+typed = False
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b: break
+    out += b
+    if b"ready" in out and not typed:
+        os.write(fd, b"secret-keys\n")
+        typed = True
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+        let profile = w.profile(json!({})).to_string();
+        let runner = w.runner.to_string_lossy().into_owned();
+        let fenced = text(&w.command(&["/usr/bin/python3", "-c", outer, &runner, "run", "--profile-json", &profile, "--", "/usr/bin/python3", "-c", probe]).output().unwrap());
+        let open = text(&w.command(&["/usr/bin/python3", "-c", outer, "/usr/bin/python3", "-c", probe]).output().unwrap());
+        assert!(open.contains("typed: secret-keys"), "control: unfenced, the program reads what is typed: {open}");
+        assert!(fenced.contains("ready") && fenced.contains("typed: nothing"), "the call read the terminal, or its output did not reach it: {fenced}");
+    });
+}
+
+#[test]
+fn other_processes_command_lines_are_hidden_from_the_call() {
+    for_each_user("cmdline", |w| {
+        // A process of the user's outside the call, with a token on its
+        // command line (a client started with --password=…).
+        let token = format!("sekrit-{}", std::process::id());
+        let mut outside = w.command(&["/bin/sh", "-c", "sleep 30", &format!("--token={token}")]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let code = r#"
+import os
+seen, mine = [], 0
+for p in os.listdir("/proc"):
+    if not p.isdigit(): continue
+    try: seen.append(open(f"/proc/{p}/cmdline", "rb").read())
+    except OSError: pass
+print("processes", len(seen))
+# The token, put together here so this command line does not hold it.
+token = b"sekrit-" + b"PID"
+print("token" if any(token in c for c in seen) else "no token")
+"#
+        .replace("PID", &std::process::id().to_string());
+        let (fenced, open) = w.both(&w.profile(json!({})), &code);
+        let _ = outside.kill();
+        let _ = outside.wait();
+        assert!(open.lines().any(|l| l == "token"), "control: unfenced, the token is on /proc: {open}");
+        assert!(fenced.contains("no token"), "the call read another process's command line: {fenced}");
+    });
+}
+
+#[test]
 fn signals_reach_the_calls_own_processes_only() {
     for_each_user("signals", |w| {
-        let outside = w.daemon("print('ready')\nimport time; time.sleep(600)");
+        // Outside the call: a daemon that notes every SIGUSR1 it gets, and
+        // the runner's own parent (this test, standing for the host).
+        let log = w.p("outside/signals");
+        let outside = w.daemon(&format!("import signal, time\nsignal.signal(signal.SIGUSR1, lambda *a: open({log:?}, 'a').write('got\\n'))\nprint('ready', flush=True)\nwhile True: time.sleep(1)"));
         let code = format!(
             r#"
 import os, signal, subprocess
 child = subprocess.Popen(["/usr/bin/sleep", "30"])
 os.kill(child.pid, signal.SIGTERM); child.wait(); print("own", child.returncode)
-for name, pid in (("outside", {outside}), ("parent", os.getppid())):
-    try: os.kill(pid, signal.SIGUSR1); print(name, "delivered")
+for name, pid in (("outside", {outside}), ("host", {host})):
+    try: os.kill(pid, signal.SIGUSR1); print(name, "sent")
     except OSError as e: print(name, "refused", e.errno)
 try:
-    fd = os.pidfd_open({outside}); signal.pidfd_send_signal(fd, signal.SIGTERM); print("pidfd delivered")
+    fd = os.pidfd_open({outside}); signal.pidfd_send_signal(fd, signal.SIGUSR1); print("pidfd sent")
 except OSError as e: print("pidfd refused", e.errno)
 "#,
-            outside = outside.pid()
+            outside = outside.pid(),
+            host = std::process::id(),
         );
         let fenced = text(&w.python(Some(&w.profile(json!({}))), &code));
-        assert!(fenced.contains("own -15"), "{fenced}");
-        assert!(fenced.contains("outside refused 1") && fenced.contains("parent refused 1") && fenced.contains("pidfd refused 1"), "{fenced}");
-        assert!(fenced.contains("dsh-allow: refused signal 10 to pid"), "the refusal is named: {fenced}");
-        let open = text(&w.python(None, &format!("import os, signal\nos.kill({}, 0); print('outside delivered')", outside.pid())));
+        assert!(fenced.contains("own -15"), "the call's own child takes its signal: {fenced}");
+        // In the call's own process namespace an outside pid names nothing
+        // (ESRCH); where it names something, Landlock's scope and the
+        // supervisor refuse it (EPERM, named).
+        for what in ["outside", "host", "pidfd"] {
+            assert!(fenced.contains(&format!("{what} refused 3")) || fenced.contains(&format!("{what} refused 1")), "{what}: {fenced}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!Path::new(&log).exists(), "a signal reached the process outside the call: {fenced}");
+        let open = text(&w.python(None, &format!("import os, signal\nos.kill({}, signal.SIGUSR1); print('outside delivered')", outside.pid())));
         assert!(open.contains("outside delivered"), "{open}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(fs::read_to_string(&log).is_ok_and(|l| l.contains("got")), "control: unfenced, the daemon notes the signal");
     });
 }
 
@@ -443,16 +620,18 @@ call("open_tree", 428, -100, b".", 1 | AT_RECURSIVE)
 handle = ctypes.create_string_buffer(136); ctypes.memmove(handle, (ctypes.c_uint32 * 2)(128, 0), 8)
 call("open_by_handle_at", 304, -100, handle, 0)
 call("unshare(newns) then mount", 272, 0x20000)
-try: open("/proc/%d/environ" % os.getppid()).read(); print("parent environ read")
-except OSError as e: print("parent environ refused", e.errno)
+try: open("/proc/HOST/environ").read(); print("host environ read")
+except OSError as e: print("host environ refused", e.errno)
 print("CapEff", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
 print("CapBnd", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapBnd")][0])
 "#;
-    let (fenced, open) = w.both(&w.profile(json!({})), code);
+    // The runner's parent (this test) stands for the host.
+    let code = code.replace("HOST", &std::process::id().to_string());
+    let (fenced, open) = w.both(&w.profile(json!({})), &code);
     for call in ["mount_setattr", "open_tree", "open_by_handle_at"] {
         assert!(fenced.contains(&format!("{call} refused 1")), "{call}: {fenced}");
     }
-    assert!(fenced.contains("parent environ refused"), "{fenced}");
+    assert!(fenced.contains("host environ refused"), "{fenced}");
     // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE AUDIT_WRITE
     assert!(fenced.contains("CapEff 00000000200004fb") && fenced.contains("CapBnd 00000000200004fb"), "{fenced}");
     assert!(open.contains("open_tree worked"), "control: root unfenced clones a mount: {open}");

@@ -154,6 +154,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         command_grant: Some("g".into()),
         kernel: vec![json!({ "path": "/h/.ssh/id_ed25519", "capability": "read" })],
         not_run: Some("the sandbox runner failed".into()),
+        background: vec![4242],
     };
     let folded = Folded { rows: vec![row.clone()], skipped: 0, hidden_baseline: 0 };
     let fold = FoldOptions { session_id: Some("s".into()), limit: Some(1), baseline: true };

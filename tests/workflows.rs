@@ -778,7 +778,7 @@ const NOT_GATED: &[(&str, &str)] = &[
     // Opaque code is never judged by its text; the kernel bounds it, and a
     // rename over a file needs delete in its folder, which Landlock can only
     // grant for the whole folder. The denial guidance names the folder.
-    ("scripted atomic replace", "opaque code: the kernel refuses its rename (see README)"),
+    ("scripted atomic replace", "opaque code: the kernel refuses its rename (see docs/threat-model.md)"),
 ];
 
 /// One session's stored answers, as the plugin keeps them: "Always allow"

@@ -52,7 +52,7 @@ let folders = { generation: -1, real: new Map(), outside: new Set() };
  * A watcher thread (inotify) once spared those `stat`s after a quiet tool
  * call, but it cost the host more than it saved: a Node worker adds ~14 MiB
  * to the host process, and on this kind of VM every MiB costs ~0.12 ms in
- * each fork the host makes to run a tool call (README, Performance).
+ * each fork the host makes to run a tool call (docs/performance.md).
  * Pseudo file systems, whose folders do not record new entries, are never
  * vouched for.
  */

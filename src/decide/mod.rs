@@ -196,7 +196,7 @@ impl Host for Programs<'_> {
 /// One request → one decision. Its steps stay separate functions in the
 /// wasm too (`#[inline(never)]`): merged by LLVM they were one 20 KB function,
 /// and the memory V8's optimizing compiler takes for a function grows faster
-/// than its size and stays with the host process (README, Performance).
+/// than its size and stays with the host process (docs/performance.md).
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let programs = Programs::over(host);
     let host = Memo::new(&programs);

@@ -367,7 +367,7 @@ fn execute(name: &str, cwd: &Cwd, cx: &Context, out: &mut Analysis) {
 /// Each role's reader is kept out of line (`#[inline(never)]` on them):
 /// inlined, this dispatch was one 69 KB wasm function, and V8's optimizing
 /// compiler kept ~18 MiB in the host process after compiling it, memory that
-/// every fork the host makes then copies (README, Performance).
+/// every fork the host makes then copies (docs/performance.md).
 fn operands(role: Role, name: &str, s: &Split, args: &[Arg], sink: &mut Sink, depth: usize) {
     match role {
         Role::Each(_) if name == "file" && s.short('C') => readers::file_compile(sink),

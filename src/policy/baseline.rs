@@ -1,6 +1,6 @@
 //! The tables the precedence reads: reserved paths (tier 1), the platform
 //! baseline (tier 3) and the credential stores that stay refused by default
-//! (tier 4). Each reads like the spec's lists; README.md renders them.
+//! (tier 4). Each reads like the spec's lists; docs/policy.md renders them.
 
 use crate::policy::Platform;
 use crate::policy::capability::Capability::{self, *};

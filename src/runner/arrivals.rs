@@ -8,9 +8,9 @@
 //! nothing to attach to:
 //! - a folder the decision says the line makes (`folders`) outside the
 //!   workspace, before the fence, so the grants inside it attach (`mkdir`
-//!   of it later succeeds: the supervisor answers it, see supervise.rs);
-//!   one inside the workspace (a writable root already) is made by the
-//!   supervisor when the line asks for it, so a program that refuses an
+//!   of it later succeeds: the supervisor answers it, see creates.rs); one
+//!   inside the workspace (a writable root already) is made when the line
+//!   asks, like every entry the call makes, so a program that refuses an
 //!   existing folder (`cargo new x`) still finds none;
 //! - an empty file a grant of the call gives create and write on, in a
 //!   folder that exists, so the command fills it;
@@ -21,72 +21,24 @@
 //! Nothing is made where the call may not create, through a symbolic link,
 //! or in a repository's `.git`.
 //!
-//! Whatever is inside a folder made for the call is the call's own: nothing
-//! of the user's was there, and nothing can be moved in from elsewhere
-//! without delete where it lay. So the supervisor removes and renames
-//! entries inside such a folder for the call (a virtualenv's pip replacing
-//! its files, libgit2's lock file in `cargo new`'s `.git`), which Landlock
-//! could only allow by granting delete on the folder around it.
+//! What is made here is the call's own ([`super::own`]), as everything the
+//! call makes itself: it may remove and rename it.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::{Arc, Mutex};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use super::own::{identity_at, Own};
 
 use crate::fence::ProfileRequest;
 use crate::paths;
 use crate::policy::capability::{Access, Capability};
 use crate::policy::rules::Rule;
 
-/// One folder made for the call: its path, and which inode it is (a
-/// folder swapped in at that path since is not the one made).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Identity {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-/// What was made for the call, and what the supervisor makes when asked.
-#[derive(Clone, Debug, Default)]
-pub struct Made {
-    /// Made before the fence (a later `mkdir` of one, still empty, succeeds).
-    pub folders: Vec<String>,
-    /// Folders the line makes inside the workspace: the supervisor makes
-    /// each when the call asks for it.
-    pub wanted: Vec<String>,
-    /// Every folder made for the call, before the fence or since.
-    pub roots: Arc<Mutex<Vec<(String, Identity)>>>,
-}
-
-impl Made {
-    pub fn is_empty(&self) -> bool {
-        self.folders.is_empty() && self.wanted.is_empty()
-    }
-
-    /// `path` is a folder made for the call or lies inside one (the folder
-    /// at its path still the one made).
-    pub fn holds(&self, path: &str) -> bool {
-        let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
-        roots.iter().any(|(root, id)| paths::within(path, root) && identity(root) == Some(*id))
-    }
-
-    fn remember(&self, path: &str) {
-        if let Some(id) = identity(path) {
-            self.roots.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_string(), id));
-        }
-    }
-}
-
-/// The inode at `path`, its last component not followed.
-fn identity(path: &str) -> Option<Identity> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(path).ok()?;
-    m.is_dir().then(|| Identity { dev: m.dev(), ino: m.ino() })
-}
-
 /// Make the approved arrivals and turn create-only grants on missing paths
 /// into create on their nearest existing folder. `req.grants` changes.
-pub fn prepare(req: &mut ProfileRequest) -> Made {
-    let mut made = Made::default();
+/// Returns what was made, as the call's own.
+pub fn prepare(req: &mut ProfileRequest) -> Own {
+    let mut made = Own::default();
     // A read-only session is made nothing, whatever its rules say.
     if req.mode != crate::api::Mode::WorkspaceWrite {
         return made;
@@ -104,14 +56,10 @@ pub fn prepare(req: &mut ProfileRequest) -> Made {
             continue;
         }
         if paths::within(&f, &ws) {
-            if !made.wanted.contains(&f) {
-                made.wanted.push(f);
-            }
             continue;
         }
-        for m in make_folders(&f) {
-            made.remember(&m);
-            made.folders.push(m);
+        for m in make_folders(&f, &mut made) {
+            made.premade(m);
         }
     }
     let mut extra = Vec::new();
@@ -122,7 +70,7 @@ pub fn prepare(req: &mut ProfileRequest) -> Made {
         }
         let parent = paths::parent(&p);
         if g.access.grants(Capability::Write) && real_folder(parent) {
-            make_empty_file(&p);
+            make_empty_file(&p, &mut made);
         } else if let Some(near) = nearest_existing(parent) {
             extra.push(Rule { id: String::new(), path: near, recursive: true, access: Access::of(&[Capability::Create]), hits: 0, created_at: String::new() });
         }
@@ -150,8 +98,8 @@ fn nearest_existing(p: &str) -> Option<String> {
 }
 
 /// `mkdir -p` one component at a time, each made in a folder opened with no
-/// link followed; the folders made, outermost first.
-fn make_folders(path: &str) -> Vec<String> {
+/// link followed; the folders made, outermost first, each known in `own`.
+fn make_folders(path: &str, own: &mut Own) -> Vec<String> {
     let mut made = Vec::new();
     let Some(base) = nearest_existing(path) else { return made };
     let Ok(c) = CString::new(base.clone()) else { return made };
@@ -170,6 +118,9 @@ fn make_folders(path: &str) -> Vec<String> {
             break;
         }
         at = if at == "/" { format!("/{name}") } else { format!("{at}/{name}") };
+        if let Some(id) = identity_at(dir.as_fd(), &n) {
+            own.insert(id);
+        }
         made.push(at.clone());
         // SAFETY: as above; O_NOFOLLOW: the folder just made, not a link put there since.
         let next = unsafe { libc::openat(dir.as_raw_fd(), n.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
@@ -182,58 +133,17 @@ fn make_folders(path: &str) -> Vec<String> {
     made
 }
 
-fn make_empty_file(p: &str) {
+fn make_empty_file(p: &str, own: &mut Own) {
     let Ok(c) = CString::new(p) else { return };
     // SAFETY: a NUL-terminated path; O_EXCL|O_NOFOLLOW: only a new file, never through a link.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o666) };
     if fd >= 0 {
-        // SAFETY: our own descriptor.
-        unsafe { libc::close(fd) };
+        // SAFETY: a new descriptor, owned here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        if let Some(id) = super::own::identity_of(fd.as_fd()) {
+            own.insert(id);
+        }
     }
-}
-
-/// A `mkdir` of a folder made here for the call, still empty: it succeeds.
-pub fn mkdir_made(made: &Made, target: &str) -> bool {
-    made.folders.iter().any(|f| f == target) && made.holds(target) && std::fs::read_dir(target).is_ok_and(|mut d| d.next().is_none())
-}
-
-/// A `mkdir` the supervisor does itself: a folder the line makes inside the
-/// workspace, not there yet. Made in the caller's resolved folder with the
-/// caller's mode and umask, and remembered as the call's. None: not one of
-/// those (the call's own mkdir runs, and Landlock judges it).
-pub fn mkdir_wanted(made: &Made, target: &super::removals::Target, mode: u32, tid: u32) -> Option<Result<i64, i32>> {
-    if !made.wanted.contains(&target.real) {
-        return None;
-    }
-    let mode = mode & 0o7777 & !umask_of(tid);
-    // SAFETY: a directory descriptor we own and a NUL-terminated name.
-    let r = unsafe { libc::mkdirat(reopen_dir(&target.dir).as_raw_fd(), target.name.as_ptr(), mode as libc::mode_t) };
-    if r != 0 {
-        return Some(Err(super::seccomp::errno()));
-    }
-    made.remember(&target.real);
-    Some(Ok(0))
-}
-
-/// The caller's umask (`Umask:` of /proc/TID/status); 022 when unreadable.
-fn umask_of(tid: u32) -> u32 {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok()))
-        .unwrap_or(0o022)
-}
-
-/// A folder descriptor `*at` calls can make entries through.
-fn reopen_dir(dir: &OwnedFd) -> OwnedFd {
-    let c = CString::new(format!("/proc/self/fd/{}", dir.as_raw_fd())).unwrap();
-    // SAFETY: a NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        // SAFETY: dup of a descriptor we own (the *at call then fails plainly).
-        return unsafe { OwnedFd::from_raw_fd(libc::dup(dir.as_raw_fd())) };
-    }
-    // SAFETY: a new descriptor.
-    unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
 /// At most this many calls' kept copies stay (the oldest go first).

@@ -175,3 +175,96 @@ pub fn close_inherited() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The call's standard output and error when they are a terminal: pipes
+/// the supervisor copies onto the terminal. A terminal opened read-write
+/// (as a shell opens it) would let the call read what the user types, and
+/// reopening it through /proc/self/fd would too: the call never holds it.
+pub struct Relay {
+    /// (the pipe's read end, the terminal descriptor it is copied to).
+    pub copies: Vec<(std::os::fd::OwnedFd, i32)>,
+    /// The write ends, which the child puts at 1 and 2.
+    pub ends: Vec<(std::os::fd::OwnedFd, i32)>,
+}
+
+impl Relay {
+    /// A pipe for each of 1 and 2 that is a terminal; None when neither is.
+    pub fn for_terminals() -> Result<Option<Relay>, String> {
+        use std::os::fd::FromRawFd;
+        let mut relay = Relay { copies: Vec::new(), ends: Vec::new() };
+        for fd in [1, 2] {
+            // SAFETY: isatty on a descriptor number.
+            if unsafe { libc::isatty(fd) } != 1 {
+                continue;
+            }
+            let mut p = [0; 2];
+            // SAFETY: an array of the size passed.
+            if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                return Err(format!("cannot make a pipe for the terminal: {}", std::io::Error::last_os_error()));
+            }
+            // SAFETY: two new descriptors, owned here.
+            let (read, write) = unsafe { (std::os::fd::OwnedFd::from_raw_fd(p[0]), std::os::fd::OwnedFd::from_raw_fd(p[1])) };
+            relay.copies.push((read, fd));
+            relay.ends.push((write, fd));
+        }
+        Ok((!relay.copies.is_empty()).then_some(relay))
+    }
+
+    /// In the child: the pipes in place of the terminal.
+    pub fn take_ends(&mut self) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        for (end, fd) in self.ends.drain(..) {
+            // SAFETY: dup2 onto a standard descriptor (dup2 clears close-on-exec).
+            if unsafe { libc::dup2(end.as_raw_fd(), fd) } < 0 {
+                return Err(format!("cannot put the terminal's pipe in place: {}", std::io::Error::last_os_error()));
+            }
+        }
+        self.copies.clear();
+        Ok(())
+    }
+
+    /// Copy what is waiting in the pipe of `index` to its terminal; false
+    /// at the pipe's end.
+    pub fn copy(&self, index: usize) -> bool {
+        use std::os::fd::AsRawFd;
+        let (read, out) = &self.copies[index];
+        let mut buf = [0u8; 16 * 1024];
+        // SAFETY: a buffer of the length passed.
+        let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+        }
+        let mut at = 0;
+        while at < n as usize {
+            // SAFETY: the rest of the buffer read.
+            let w = unsafe { libc::write(*out, buf[at..].as_ptr().cast(), n as usize - at) };
+            if w <= 0 {
+                break;
+            }
+            at += w as usize;
+        }
+        true
+    }
+}
+
+/// The call's init, once the command runs: holds nothing of the call's
+/// (the host waits for the end of the streams it passed, and the init may
+/// outlive the command), and says what it is.
+pub fn quiet_init(channel: i32) {
+    // SAFETY: plain calls on the single-threaded init.
+    unsafe {
+        libc::close(channel);
+        libc::prctl(libc::PR_SET_NAME, c"dsh-allow-init".as_ptr() as libc::c_ulong, 0, 0, 0);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        for fd in 0..=2 {
+            if null >= 0 {
+                libc::dup2(null, fd);
+            } else {
+                libc::close(fd);
+            }
+        }
+        if null > 2 {
+            libc::close(null);
+        }
+    }
+}

@@ -1,38 +1,45 @@
-//! Held fences: a process that keeps what applying a kept fence builds, for
-//! the next call of that fence (Linux).
+//! Held fences: a process that keeps what putting a kept fence up builds,
+//! for the next calls of that fence (Linux).
 //!
 //! Putting a fence up opens each rule's path and adds it to a Landlock
 //! ruleset (two system calls a rule), and in the runner's mount namespace
 //! copies back every writable root (three a root): the same work call
 //! after call, growing with the rules. The first call of a kept fence
-//! builds it as always and hands the result to the keeper — the ruleset, and
-//! the mount namespace it made (with its user namespace when not root) —
-//! before restricting itself. The next call of the same kept fence and the
-//! same persistence surfaces joins those namespaces and restricts itself
-//! with that ruleset: no rule is opened and no mount is made.
+//! builds it as always and hands the keeper its mount namespace (with its
+//! user namespace when not root) as it stands with the tree read-only and
+//! the persistence surfaces shut, before anything of its own is mounted.
+//! The keeper then opens every rule's path itself, once, and from those
+//! descriptors builds a fresh ruleset for the next call ahead of it. A
+//! call of the same kept fence and the same surfaces joins the held
+//! namespaces in a copy of its own (its terminals and its /proc are its
+//! own mounts), takes the ruleset (never handed to another call), adds the
+//! rules on its own mounts (`/proc`, `/dev/pts`: Landlock ignores the
+//! folder a mount hides, so these rules are the mount's) and restricts
+//! itself: no path walked for a rule, no writable root copied.
 //!
 //! What is held may only stand for the fence it was built from, so:
 //! - it is found by the kept entry's name ([`super::kept`]), which changes
 //!   whenever a file the compile found is another one, and by each
 //!   persistence surface's path and identity;
-//! - it is handed over only when every rule, writable root and surface it
-//!   holds was opened on the very file the entry names (checked with
-//!   `fstat` while building): then no path swapped in between is bound;
-//! - a call uses it only after proving the entry again (the same files at
-//!   the same paths: a held rule or mount cannot follow a file moved away),
-//!   and the keeper drops everything it holds when the host's mount table
-//!   changes (a held namespace is a copy of it);
+//! - a namespace is handed over only when every writable root and surface
+//!   it holds was bound on the very file the entry names, and the keeper
+//!   keeps a rule's descriptor only when it is that file (`fstat`): no path
+//!   swapped in between is held;
+//! - a call uses them only after proving the entry again (the same files at
+//!   the same paths: a held rule or mount cannot follow a file moved away,
+//!   and a file held open cannot be another with its number), and the
+//!   keeper drops everything when the host's mount table changes (a held
+//!   namespace is a copy of it);
 //! - the keeper answers only processes of its own user with no
-//!   `no_new_privs` (never a fenced one: the runner sets it before Landlock),
-//!   its socket lies in the fence cache (a protected path), and the runner
-//!   counts the keeper among the host's processes, whose sockets no fenced
-//!   call may reach. A ruleset can still be added to by whoever holds it, so
-//!   none may ever reach a fenced process.
+//!   `no_new_privs` (never a fenced one: the runner sets it before
+//!   Landlock), its socket lies in the fence cache (a protected path), and
+//!   the runner counts the keeper among the host's processes, whose
+//!   sockets no fenced call may reach. A ruleset can be added to by
+//!   whoever holds it, so each goes to one call only and none may ever
+//!   reach a fenced process.
 //!
 //! The keeper leaves after ten minutes without a request, or when its socket
-//! is no longer in the cache folder. Calls that share a held namespace share
-//! its private terminal instance (`/dev/pts`): the same fence's calls see
-//! each other's terminals, never the user's.
+//! is no longer in the cache folder.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -49,38 +56,45 @@ const HELD: usize = 16;
 const IDLE: Duration = Duration::from_secs(600);
 /// How long a call waits for the keeper's answer before building itself.
 const ANSWER_MS: i64 = 100;
-/// The most descriptors a held fence has: ruleset, mount and user namespace.
+/// The most descriptors a message carries: ruleset, mount and user namespace.
 const MAX_FDS: usize = 3;
 const MAX_MESSAGE: usize = 64 * 1024;
 
-/// What the keeper holds for one fence.
+/// What a call gets for its fence: a ruleset built for it alone from the
+/// rules not on its own mounts, and the held namespaces (mount, and user
+/// when not root) to join in a copy.
 pub struct Held {
-    pub ruleset: OwnedFd,
-    /// The mount namespace and, when it was made in one, its user namespace.
-    pub namespaces: Option<(OwnedFd, Option<OwnedFd>)>,
+    pub ruleset: Option<OwnedFd>,
+    pub namespaces: Option<Namespaces>,
 }
 
-impl Held {
-    fn fds(&self) -> Vec<RawFd> {
-        let mut out = vec![self.ruleset.as_raw_fd()];
-        if let Some((mnt, user)) = &self.namespaces {
-            out.push(mnt.as_raw_fd());
-            out.extend(user.as_ref().map(|u| u.as_raw_fd()));
-        }
-        out
-    }
+/// A mount namespace and, when it was made in one, its user namespace.
+pub type Namespaces = (OwnedFd, Option<OwnedFd>);
 
-    fn of(mut fds: Vec<OwnedFd>, with_namespaces: bool) -> Option<Held> {
-        if fds.is_empty() || fds.len() > MAX_FDS || (!with_namespaces && fds.len() != 1) || (with_namespaces && fds.len() < 2) {
-            return None;
-        }
-        let ruleset = fds.remove(0);
-        let namespaces = with_namespaces.then(|| {
-            let mnt = fds.remove(0);
-            (mnt, fds.pop())
-        });
-        Some(Held { ruleset, namespaces })
+fn fds_of(ns: &Option<Namespaces>) -> Vec<RawFd> {
+    let mut out = Vec::new();
+    if let Some((mnt, user)) = ns {
+        out.push(mnt.as_raw_fd());
+        out.extend(user.as_ref().map(|u| u.as_raw_fd()));
     }
+    out
+}
+
+fn namespaces_of(mut fds: Vec<OwnedFd>) -> Option<Namespaces> {
+    match fds.len() {
+        1 => Some((fds.remove(0), None)),
+        2 => {
+            let user = fds.pop();
+            Some((fds.remove(0), user))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a rule's path lies on a mount each call makes for itself in its
+/// own namespace (its /proc, its terminals): such a rule is the call's.
+pub fn on_own_mount(path: &str) -> bool {
+    crate::paths::within(path, "/proc") || crate::paths::within(path, "/dev/pts") || path == "/dev/ptmx"
 }
 
 /// How a call found the keeper.
@@ -223,23 +237,33 @@ pub fn get(dir: &str, name: &str) -> Asked {
         Err(asked) => return asked,
     };
     let Some((pid, _)) = peer(s.as_raw_fd()) else { return Asked::Silent };
-    let with_namespaces = name.starts_with("shut ");
     if send(s.as_raw_fd(), format!("get\n{name}").as_bytes(), &[]).is_err() {
         return Asked::Silent;
     }
     match receive(s.as_raw_fd()) {
-        Some((text, fds)) if text == b"held" => Asked::Answered(pid, Held::of(fds, with_namespaces)),
+        // The ruleset first when there is one, then the namespaces.
+        Some((text, mut fds)) if text.starts_with(b"held") => {
+            let ruleset = (text == b"held ruleset" && !fds.is_empty()).then(|| fds.remove(0));
+            let namespaces = if name.starts_with("shut ") { namespaces_of(fds) } else { None };
+            if name.starts_with("shut ") && namespaces.is_none() {
+                return Asked::Answered(pid, None);
+            }
+            Asked::Answered(pid, Some(Held { ruleset, namespaces }))
+        }
         Some((text, _)) if text == b"none" => Asked::Answered(pid, None),
         _ => Asked::Silent,
     }
 }
 
-/// Hand `held` to the keeper as `name` (best effort: a call that could not
-/// is built again next time). Waits for the keeper's word: it looks at the
-/// caller while the caller is still as it was when it connected.
-pub fn put(dir: &str, name: &str, held: &Held) -> bool {
+/// Hand the keeper the fence of the kept entry `slot` (named `id`) as
+/// `name`, with the namespaces it was put up in (none when it has none).
+/// Best effort: a call that could not is built again next time. Waits for
+/// the keeper's word: it looks at the caller while the caller is still as
+/// it was when it connected.
+pub fn put(dir: &str, name: &str, slot: &Path, id: &str, namespaces: &Option<Namespaces>) -> bool {
     let Ok(s) = connect(dir) else { return false };
-    send(s.as_raw_fd(), format!("put\n{name}").as_bytes(), &held.fds()).is_ok() && matches!(receive(s.as_raw_fd()), Some((text, _)) if text == b"kept")
+    let text = format!("put\n{}\n{id}\n{name}", slot.display());
+    send(s.as_raw_fd(), text.as_bytes(), &fds_of(namespaces)).is_ok() && matches!(receive(s.as_raw_fd()), Some((text, _)) if text == b"kept")
 }
 
 /// Start a keeper for the fence cache `dir`: the socket is bound here (so a
@@ -293,23 +317,43 @@ fn unfenced(pid: i32) -> bool {
     status.lines().any(|l| l.strip_prefix("NoNewPrivs:").is_some_and(|v| v.trim() == "0"))
 }
 
+/// One fence the keeper holds.
+struct Kept {
+    name: String,
+    namespaces: Option<Namespaces>,
+    /// Each rule not on a call's own mounts, open on the file the entry
+    /// names, with its rights; the rights handled.
+    rules: Vec<(OwnedFd, u64)>,
+    handled: u64,
+    /// A ruleset built from `rules` for the next call only.
+    next: Option<OwnedFd>,
+    used: Instant,
+}
+
 /// `dsh-allow keep DIR`: serve the listening socket on descriptor 3 until
 /// idle, or until the socket in `dir` is another one.
 pub fn serve(dir: &str) -> u8 {
     // SAFETY: the descriptor the runner passed; close-on-exec from here.
     let listener = unsafe { OwnedFd::from_raw_fd(LISTENER_FD) };
-    // SAFETY: plain calls on our own descriptors.
+    // SAFETY: plain calls on our own descriptors and limits.
     unsafe {
         libc::fcntl(LISTENER_FD, libc::F_SETFD, libc::FD_CLOEXEC);
         // What else was inherited is not ours to hold.
         libc::syscall(libc::SYS_close_range, (LISTENER_FD + 1) as u32, u32::MAX, 0u32);
         // Callers now see this process at the other end.
         libc::listen(LISTENER_FD, 64);
+        // A descriptor per rule held: as many as this user may have.
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
     }
     let Some(ours) = socket_identity(dir) else { return 1 };
+    let abi = super::landlock_abi();
     // The host's mount table: any change there ends every held namespace.
     let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
-    let mut held: Vec<(String, Held, Instant)> = Vec::new();
+    let mut held: Vec<Kept> = Vec::new();
     let mut last = Instant::now();
     loop {
         let mut fds = [libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }, libc::pollfd {
@@ -330,15 +374,28 @@ pub fn serve(dir: &str) -> u8 {
             let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
             if c >= 0 {
                 let c = unsafe { OwnedFd::from_raw_fd(c) };
-                answer(&c, &mut held);
+                answer(&c, &mut held, abi);
                 last = Instant::now();
             }
         }
-        held.retain(|(_, _, used)| used.elapsed() < IDLE);
+        // Ahead of the next call: a ruleset for each fence that has none.
+        for k in held.iter_mut().filter(|k| k.next.is_none() && !k.rules.is_empty()) {
+            k.next = ruleset_of(k, abi);
+        }
+        held.retain(|k| k.used.elapsed() < IDLE);
         if last.elapsed() >= IDLE || socket_identity(dir) != Some(ours) {
             return 0;
         }
     }
+}
+
+/// A fresh ruleset from a held fence's descriptors.
+fn ruleset_of(k: &Kept, abi: u32) -> Option<OwnedFd> {
+    let ruleset = super::linux::create(k.handled, abi).ok()?;
+    for (fd, access) in &k.rules {
+        super::linux::add(&ruleset, fd, *access, k.handled, "").ok()?;
+    }
+    Some(ruleset)
 }
 
 fn socket_identity(dir: &str) -> Option<(u64, u64)> {
@@ -347,9 +404,10 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
     Some((m.dev(), m.ino()))
 }
 
-/// One request: `get NAME` (answered `held` with the descriptors, or
-/// `none`) or `put NAME` with the descriptors.
-fn answer(c: &OwnedFd, held: &mut Vec<(String, Held, Instant)>) {
+/// One request: `get NAME` (answered `held` — with `ruleset` when one is
+/// ready — and the descriptors, or `none`) or `put SLOT ID NAME` with the
+/// namespaces (answered `kept`).
+fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) {
     let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
@@ -363,35 +421,71 @@ fn answer(c: &OwnedFd, held: &mut Vec<(String, Held, Instant)>) {
     let Ok(text) = std::str::from_utf8(&text) else { return };
     match text.split_once('\n') {
         Some(("get", name)) => {
-            let found = held.iter_mut().find(|(n, _, _)| n == name);
-            let _ = match found {
-                Some((_, h, used)) => {
-                    *used = Instant::now();
-                    send(c.as_raw_fd(), b"held", &h.fds())
-                }
-                None => send(c.as_raw_fd(), b"none", &[]),
+            let Some(k) = held.iter_mut().find(|k| k.name == name) else {
+                let _ = send(c.as_raw_fd(), b"none", &[]);
+                return;
             };
+            k.used = Instant::now();
+            // Each ruleset goes to one call: a call adds its own rules to it.
+            let next = k.next.take();
+            let mut out: Vec<RawFd> = next.iter().map(|r| r.as_raw_fd()).collect();
+            out.extend(fds_of(&k.namespaces));
+            let _ = send(c.as_raw_fd(), if next.is_some() { b"held ruleset" } else { b"held" }, &out);
         }
-        Some(("put", name)) => {
-            let Some(h) = Held::of(fds, name.starts_with("shut ")) else { return };
-            held.retain(|(n, _, _)| n != name);
+        Some(("put", rest)) => {
+            let mut parts = rest.splitn(3, '\n');
+            let (Some(slot), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { return };
+            let namespaces = namespaces_of(fds);
+            if name.starts_with("shut ") && namespaces.is_none() {
+                return;
+            }
+            held.retain(|h| h.name != name);
             if held.len() >= HELD {
                 // The least recently used makes room.
-                if let Some(i) = held.iter().enumerate().min_by_key(|(_, (_, _, used))| *used).map(|(i, _)| i) {
+                if let Some(i) = held.iter().enumerate().min_by_key(|(_, h)| h.used).map(|(i, _)| i) {
                     held.remove(i);
                 }
             }
-            held.push((name.to_string(), h, Instant::now()));
+            // The caller goes on; its rules are opened here after it.
             let _ = send(c.as_raw_fd(), b"kept", &[]);
+            let mut k = Kept { name: name.to_string(), namespaces, rules: Vec::new(), handled: 0, next: None, used: Instant::now() };
+            hold_rules(&mut k, Path::new(slot), id, name.starts_with("shut "));
+            k.next = ruleset_of(&k, abi).filter(|_| !k.rules.is_empty());
+            held.push(k);
         }
         _ => {}
     }
 }
 
-/// Join a held fence's namespaces, back in `cwd`.
-pub fn enter(namespaces: &(OwnedFd, Option<OwnedFd>), cwd: Option<&str>) -> Result<(), String> {
+/// Open each rule of the kept entry in `slot` (if it is still the entry
+/// named `id`) that is not on a call's own mounts, keeping it only if it is
+/// the very file the entry names; all or none (then calls build their
+/// rulesets themselves).
+fn hold_rules(k: &mut Kept, slot: &Path, id: &str, own_mounts: bool) {
+    let Some(entry) = super::kept::Reused::at(slot).filter(|e| e.id == id) else { return };
+    let (Some(rules), ids) = (entry.rules(), entry.ids()) else { return };
+    let mut out = Vec::with_capacity(rules.rules.len());
+    for (path, access) in &rules.rules {
+        if own_mounts && on_own_mount(path) {
+            continue;
+        }
+        let Ok(Some(fd)) = super::linux::open_rule(path) else { return };
+        if !ids.contains_key(path) || ids.get(path).copied() != super::linux::identity(&fd) {
+            return;
+        }
+        out.push((fd, *access));
+    }
+    k.rules = out;
+    k.handled = rules.handled;
+}
+
+/// Join a held fence's namespaces, in a copy of the mount namespace of
+/// this call's own (the mounts it makes for itself stay its own), back in
+/// `cwd`.
+pub fn enter(namespaces: &Namespaces, cwd: Option<&str>) -> Result<(), String> {
     let (mnt, user) = namespaces;
-    // SAFETY: setns on descriptors we hold, in this single-threaded child.
+    // SAFETY: setns and unshare on descriptors we hold, in this
+    // single-threaded child.
     unsafe {
         if let Some(u) = user {
             if libc::setns(u.as_raw_fd(), libc::CLONE_NEWUSER) != 0 {
@@ -400,6 +494,9 @@ pub fn enter(namespaces: &(OwnedFd, Option<OwnedFd>), cwd: Option<&str>) -> Resu
         }
         if libc::setns(mnt.as_raw_fd(), libc::CLONE_NEWNS) != 0 {
             return Err(format!("cannot join the held mount namespace: {}", std::io::Error::last_os_error()));
+        }
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(format!("cannot copy the held mount namespace: {}", std::io::Error::last_os_error()));
         }
     }
     // Joining a mount namespace starts at its root.
@@ -411,7 +508,7 @@ pub fn enter(namespaces: &(OwnedFd, Option<OwnedFd>), cwd: Option<&str>) -> Resu
 
 /// This process's own namespaces, to hand to the keeper: the mount
 /// namespace, and the user namespace when it made one (not root).
-pub fn own_namespaces(with_user: bool) -> Option<(OwnedFd, Option<OwnedFd>)> {
+pub fn own_namespaces(with_user: bool) -> Option<Namespaces> {
     let open = |p: &str| std::fs::File::open(p).ok().map(OwnedFd::from);
     let mnt = open("/proc/self/ns/mnt")?;
     let user = if with_user { Some(open("/proc/self/ns/user")?) } else { None };

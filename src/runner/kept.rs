@@ -356,12 +356,21 @@ pub struct Reused {
     text: String,
     /// The entry's name (a held fence built from it is found by it).
     pub id: String,
+    /// The file it is kept in (the keeper reads its rules from there).
+    pub slot: PathBuf,
 }
 
 impl Reused {
-    fn of(text: String) -> Option<Reused> {
+    fn of(text: String, slot: PathBuf) -> Option<Reused> {
         let id = head(&text)?.id.to_string();
-        Some(Reused { text, id })
+        Some(Reused { text, id, slot })
+    }
+
+    /// The entry kept in `slot`, as [`Cache::reuse`] would read it (ours,
+    /// whole), without proving anything: for the keeper, which uses it
+    /// only for the name the call proved.
+    pub fn at(slot: &Path) -> Option<Reused> {
+        Reused::of(read_slot(slot)?, slot.to_path_buf())
     }
 
     /// The rules (`None`: the entry is damaged past its head).
@@ -448,7 +457,7 @@ impl Cache {
         let doubted: Vec<(&String, Option<Seen>)> =
             h.folders.iter().map(|(f, vouched)| (f, vouched, Seen::now(f))).filter(|(_, vouched, seen)| vouched.is_none() || seen != *vouched).map(|(f, _, seen)| (f, seen)).collect();
         if doubted.is_empty() {
-            return Reused::of(text);
+            return Reused::of(text, self.slot(key));
         }
         // Some folder does not vouch: what was found there is proven again.
         let mut e = parse(&text)?;
@@ -474,42 +483,14 @@ impl Cache {
         if moved || settled_since {
             let text = render(&e)?;
             let _ = self.write(&self.slot(key), &text);
-            return Reused::of(text);
+            return Reused::of(text, self.slot(key));
         }
-        Reused::of(text)
+        Reused::of(text, self.slot(key))
     }
 
     /// The text in `key`'s slot, if it is ours and whole.
     fn read(&self, key: &str) -> Option<String> {
-        {
-            // No symlink anywhere on the way: the profile protects the
-            // folder by its real path, so a link in the spelling could lead
-            // elsewhere.
-            let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
-            let m = f.metadata().ok()?;
-            // Ours alone: owned by us and written by nobody else.
-            // SAFETY: geteuid has no preconditions.
-            if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
-                return None;
-            }
-            // Plain reads into room for the whole file (read_to_string would
-            // ask for the size and position first: two more system calls).
-            let mut buf = vec![0u8; m.len() as usize + 1];
-            let mut n = 0;
-            loop {
-                match f.read(&mut buf[n..]).ok()? {
-                    0 => break,
-                    k => n += k,
-                }
-                if n == buf.len() {
-                    return None;
-                }
-            }
-            buf.truncate(n);
-            let text = String::from_utf8(buf).ok()?;
-            // Whole: written at once and renamed into place, it ends so.
-            text.ends_with("\nend\n").then_some(text)
-        }
+        read_slot(&self.slot(key))
     }
 
     /// Keep a fence compiled from `key`, its walk having found `walk`, the
@@ -533,7 +514,7 @@ impl Cache {
             return (Outcome::NotKept("a path holds a line break".into()), None);
         };
         match self.write(&self.slot(key), &text) {
-            Ok(()) => (Outcome::Kept, Reused::of(text)),
+            Ok(()) => (Outcome::Kept, Reused::of(text, self.slot(key))),
             Err(e) => (Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())), None),
         }
     }
@@ -588,6 +569,36 @@ fn prove(e: &mut Entry, doubted: &std::collections::BTreeSet<&str>) -> Option<us
         }
     }
     Some(made)
+}
+
+/// The text of a kept entry, if it is ours and whole.
+fn read_slot(slot: &Path) -> Option<String> {
+    // No symlink anywhere on the way: the profile protects the folder by
+    // its real path, so a link in the spelling could lead elsewhere.
+    let mut f = std::fs::File::from(open_no_symlinks(slot).ok()?);
+    let m = f.metadata().ok()?;
+    // Ours alone: owned by us and written by nobody else.
+    // SAFETY: geteuid has no preconditions.
+    if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
+        return None;
+    }
+    // Plain reads into room for the whole file (read_to_string would ask
+    // for the size and position first: two more system calls).
+    let mut buf = vec![0u8; m.len() as usize + 1];
+    let mut n = 0;
+    loop {
+        match f.read(&mut buf[n..]).ok()? {
+            0 => break,
+            k => n += k,
+        }
+        if n == buf.len() {
+            return None;
+        }
+    }
+    buf.truncate(n);
+    let text = String::from_utf8(buf).ok()?;
+    // Whole: written at once and renamed into place, it ends so.
+    text.ends_with("\nend\n").then_some(text)
 }
 
 /// Open `path` read-only with no symlink followed on the way (openat2

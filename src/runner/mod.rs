@@ -13,11 +13,33 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
+pub mod caller;
+#[cfg(target_os = "linux")]
+pub mod creates;
+#[cfg(target_os = "linux")]
+pub mod datagrams;
+#[cfg(target_os = "linux")]
+pub mod hand;
+#[cfg(target_os = "linux")]
+pub mod init;
+#[cfg(target_os = "linux")]
 pub mod held;
+#[cfg(target_os = "linux")]
+pub mod hosts;
 #[cfg(target_os = "linux")]
 pub mod keeper;
 #[cfg(target_os = "linux")]
 pub mod kept;
+#[cfg(target_os = "linux")]
+pub mod own;
+#[cfg(target_os = "linux")]
+pub mod refusals;
+#[cfg(target_os = "linux")]
+pub mod rights;
+#[cfg(target_os = "linux")]
+pub mod sidecars;
+#[cfg(target_os = "linux")]
+pub mod target;
 #[cfg(target_os = "linux")]
 pub mod persistence;
 #[cfg(target_os = "linux")]
@@ -95,8 +117,9 @@ pub fn main(args: &[String]) -> u8 {
             // What the keeper holds is asked for here, outside every namespace.
             let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
             let plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref());
-            // A kept entry damaged past its first lines is compiled afresh.
-            let rules = match rules.or_else(|| if plan.holds() { Some(linux::Rules { handled: 0, rules: Vec::new() }) } else { entry.as_ref()?.rules() }) {
+            // The supervisor reads the rules too (rights.rs). A kept entry
+            // damaged past its first lines is compiled afresh.
+            let rules = match rules.or_else(|| entry.as_ref()?.rules()) {
                 Some(r) => r,
                 None => match fence(&req, abi, None) {
                     Ok((Some(r), _, _)) => r,
@@ -106,14 +129,20 @@ pub fn main(args: &[String]) -> u8 {
             };
             let mut hosts = host_pids(&req);
             hosts.extend(plan.keeper);
-            let judge = sockets::Judge { hosts, socket_roots: req.socket_roots(), tree: None, removals: removals::Removals::of(&req), made };
+            // SAFETY: getuid has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            let judge = sockets::Judge { hosts: hosts::Hosts::new(&hosts, uid), socket_roots: req.socket_roots(), tree: None };
             let names = judge.clone();
+            let files = files_of(&req, &rules, made);
+            // Only a workspace-write session changes files: in any other
+            // nothing is made or removed, and nothing is watched.
+            let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
             let report = opts.iter().any(|o| o == "--report-fence");
             // The child makes the mounts and applies Landlock: the supervisor
             // stays outside the namespaces it enters (from inside a user
             // namespace the host's descriptors could not be read).
-            let fence = move || -> Result<Vec<String>, (u8, String)> {
-                let lines = held::put_up(&req, &rules, abi, plan)?;
+            let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
+                let lines = held::put_up(&req, &rules, abi, plan, between)?;
                 let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
                 Ok(if report {
                     let mut out = vec![format!("dsh-allow fence: {how}")];
@@ -124,15 +153,21 @@ pub fn main(args: &[String]) -> u8 {
                     Vec::new()
                 })
             };
+            let relay = match isolate::Relay::for_terminals() {
+                Ok(r) => r,
+                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
+            };
             let child = supervise::Child {
                 argv,
                 own_session: isolate::has_terminal(),
+                relay,
                 fence: Box::new(fence),
-                removals: !names.removals.is_empty() || !names.made.is_empty(),
+                files: watch_files,
+                hand: None,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };
-            return supervise::run(child, judge);
+            return supervise::run(child, judge, files);
         }
         exec(argv)
     }
@@ -141,6 +176,21 @@ pub fn main(args: &[String]) -> u8 {
         let _ = (req, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
     }
+}
+
+/// What the supervisor knows of the call's files before it starts: the
+/// entries granted for removal, what was made for the call (its own), and
+/// the fence as the supervisor reads it (the rules, the writable mounts,
+/// what stays shut).
+#[cfg(target_os = "linux")]
+fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own) -> supervise::Files {
+    let mounts = req.persistence == crate::api::Persistence::Shut;
+    let writable = mounts.then(|| readonly::writable_roots(rules));
+    let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
+    shut.extend(req.repository_surfaces());
+    let rights = rights::Rights::new(rules, writable, shut);
+    let quick = rights.removal_roots();
+    supervise::Files { removals: removals::Removals::of(req), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's
@@ -619,14 +669,10 @@ pub mod linux {
         pub same: bool,
     }
 
-    /// The Landlock ruleset of `set`. The crate creates it; rules are added
-    /// with the system call itself, since [`ruleset`] already fitted each
-    /// rule's rights to what is at its path (the crate would `fstat` every
-    /// rule again to do that, a third of what applying costs). With
-    /// `same_file`, each rule's descriptor is also shown to it, and `same`
-    /// says whether it held for all.
-    pub fn build(set: &Rules, abi: u32, same_file: Option<SameFile>) -> Result<Built, (u8, String)> {
-        let handled = BitFlags::<AccessFs>::from_bits_truncate(set.handled);
+    /// A new Landlock ruleset handling `handled` (bits of `AccessFs`), with
+    /// the scopes this kernel has.
+    pub fn create(handled: u64, abi: u32) -> Result<OwnedFd, (u8, String)> {
+        let handled = BitFlags::<AccessFs>::from_bits_truncate(handled);
         // ABI 6: abstract unix sockets and signals reach only this call's
         // own processes (a signal to the host, SIGUSR1 opening Node's
         // inspector, or to any process outside, is refused).
@@ -637,50 +683,68 @@ pub mod linux {
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
         let ruleset_fd: Option<OwnedFd> = created.into();
-        let Some(ruleset_fd) = ruleset_fd else {
-            return Err((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()));
-        };
+        ruleset_fd.ok_or((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()))
+    }
+
+    /// Add the rule `access` beneath the file open at `fd`. Rules are added
+    /// with the system call itself, since [`ruleset`] already fitted each
+    /// rule's rights to what is at its path (the crate would `fstat` every
+    /// rule again to do that, a third of what applying costs).
+    pub fn add(ruleset: &OwnedFd, fd: &OwnedFd, access: u64, handled: u64, path: &str) -> Result<(), (u8, String)> {
+        let attr = PathBeneathAttr { allowed_access: access & handled, parent_fd: fd.as_raw_fd() };
+        // SAFETY: a ruleset descriptor, a rule type the kernel knows and a
+        // pointer to its attribute struct, live for the call.
+        let r = unsafe { libc::syscall(libc::SYS_landlock_add_rule, ruleset.as_raw_fd(), LANDLOCK_RULE_PATH_BENEATH, &attr as *const PathBeneathAttr, 0u32) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err((EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")));
+        }
+        Ok(())
+    }
+
+    /// Open a rule's path for its rule: `None` when it is gone, is a link
+    /// now or is not ours to reach (it simply gets no rule); any other
+    /// failure (out of descriptors, a filter refusing the call) is not
+    /// taken for that.
+    pub fn open_rule(path: &str) -> Result<Option<OwnedFd>, (u8, String)> {
+        match open_real(path) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => Ok(None),
+            Err(e) => Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
+        }
+    }
+
+    /// The Landlock ruleset of the rules of `set` that `wanted` picks. With
+    /// `same_file`, each rule's descriptor is also shown to it, and `same`
+    /// says whether it held for all.
+    pub fn build(set: &Rules, abi: u32, wanted: &dyn Fn(&str) -> bool, same_file: Option<SameFile>) -> Result<Built, (u8, String)> {
+        let ruleset = create(set.handled, abi)?;
+        let same = add_rules(&ruleset, set, wanted, same_file)?;
+        Ok(Built { ruleset, same })
+    }
+
+    /// Add the rules of `set` that `wanted` picks to `ruleset`, each opened
+    /// by its path now; whether each was the file `same_file` expects.
+    pub fn add_rules(ruleset: &OwnedFd, set: &Rules, wanted: &dyn Fn(&str) -> bool, same_file: Option<SameFile>) -> Result<bool, (u8, String)> {
         let mut same = true;
         // Descriptors opened for rules close at exec (O_CLOEXEC): closing
         // them one by one first only costs system calls.
         let mut kept: Vec<OwnedFd> = Vec::new();
-        for (path, access) in &set.rules {
-            // A path that is gone, is a link now, or is not ours to reach
-            // simply gets no rule; any other failure (out of descriptors, a
-            // filter refusing the call) is not taken for that.
-            let fd = match open_real(path) {
-                Ok(fd) => fd,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => {
-                    same = false;
-                    continue;
-                }
-                Err(e) => return Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
+        for (path, access) in set.rules.iter().filter(|(p, _)| wanted(p)) {
+            let Some(fd) = open_rule(path)? else {
+                same = false;
+                continue;
             };
             if let Some(check) = same_file {
                 same = same && check(path, &fd);
             }
-            let attr = PathBeneathAttr { allowed_access: access & set.handled, parent_fd: fd.as_raw_fd() };
-            // SAFETY: a ruleset descriptor, a rule type the kernel knows and
-            // a pointer to its attribute struct, live for the call.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    ruleset_fd.as_raw_fd(),
-                    LANDLOCK_RULE_PATH_BENEATH,
-                    &attr as *const PathBeneathAttr,
-                    0u32,
-                )
-            };
-            if r != 0 {
-                let e = std::io::Error::last_os_error();
-                return Err((EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")));
-            }
+            add(ruleset, &fd, *access, set.handled, path)?;
             if kept.len() < KEEP_OPEN {
                 kept.push(fd);
             }
         }
         std::mem::forget(kept);
-        Ok(Built { ruleset: ruleset_fd, same })
+        Ok(same)
     }
 
     /// Set no_new_privs and restrict this process (and all it starts) to

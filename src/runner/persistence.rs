@@ -188,6 +188,19 @@ pub fn enter_namespace() -> Result<(), String> {
     Ok(())
 }
 
+/// Enter a PID namespace of the call's own (after [`enter_namespace`]):
+/// this process's next child is its init (init.rs). Err: why not (a
+/// kernel or container that refuses it), and the call's processes share
+/// the host's view of the others.
+#[cfg(target_os = "linux")]
+pub fn enter_process_namespace() -> Result<(), String> {
+    // SAFETY: a plain system call on this single-threaded process.
+    if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
+        return Err(format!("unshare(CLONE_NEWPID): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// Mount a new instance of devpts over /dev/pts (and its `ptmx` over
 /// /dev/ptmx), in the namespace [`enter_namespace`] made: a process of the
 /// call then finds no other terminal there to read keystrokes from or

@@ -1,24 +1,36 @@
-//! Removing exactly what a delete grant names (Linux).
+//! Removals and renames the supervisor judges (Linux): delete means what
+//! existed before the call.
 //!
 //! Landlock puts the right to remove an entry on the folder that holds it,
-//! so a grant of delete on `build` (Allow once on `rm -rf build`, a rule on
-//! one file) empties `build` but cannot remove `build` itself, nor rename
-//! `moved.txt` away, without delete on the whole workspace. The decision
-//! means the entry itself, so the supervisor does that one removal: the
-//! filter sends the call's unlink, rmdir and rename calls to it while the
-//! call holds such a grant, and it resolves each as the caller would. One
-//! whose target is exactly a granted entry it performs itself, through a
-//! descriptor of the entry's folder and the entry's name (nothing is looked
-//! up twice); a rename also needs its destination to be one the call may
-//! create and no repository surface or protected path, and never replaces
-//! an entry the call may not remove. Entries inside a folder made for the
-//! call are the call's own and are removed and renamed the same way
-//! (arrivals.rs). Every other call runs as made, and Landlock judges it.
+//! and the workspace grants none: writing is not deleting. The filter sends
+//! every unlink, rmdir and rename of the call here, and the supervisor does
+//! itself, through a descriptor of the entry's folder and the entry's name
+//! (nothing is looked up twice), the ones the call may do:
+//! - an entry a delete grant names (`rm -rf build` answered Allow once, a
+//!   rule on one file);
+//! - the call's own entries ([`super::own`]: made by this call), removed or
+//!   renamed anywhere the call may make them;
+//! - a sidecar of an SQLite database the call may write ([`super::sidecars`]);
+//! - a rename that puts an own file in place of a file the call may
+//!   write: replacing is writing (the old content goes exactly as with
+//!   `>`), and the entry then stands where the user's stood and is the
+//!   user's;
+//! - an exchange of two entries it could each remove.
+//!
+//! Where Landlock itself grants the removal (temp folders, tool state) the
+//! call runs as made. Everything else is refused here and named
+//! ([`super::refusals`]): EACCES, or EROFS off the writable mounts, as the
+//! kernel would have answered. Nothing of a repository's `.git` but what
+//! the call made itself, no shut surface and no protected file is ever
+//! changed by the supervisor.
 
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd};
 
-use super::arrivals::Made;
+use landlock::AccessFs;
+
+use super::own::{identity_at, identity_of, Identity, Own};
+use super::rights::{bit, Rights};
+use super::target::Target;
 use crate::fence::ProfileRequest;
 use crate::paths;
 
@@ -26,29 +38,18 @@ const RENAME_NOREPLACE: u32 = 1;
 const RENAME_EXCHANGE: u32 = 2;
 const RENAME_WHITEOUT: u32 = 4;
 
-/// What the supervisor may remove itself, and where a moved entry may go.
+/// The entries a rule or grant of the call gives delete on, as real paths.
 #[derive(Clone, Debug, Default)]
 pub struct Removals {
-    /// Entries a rule or grant of the call gives delete on, as real paths.
-    pub entries: Vec<String>,
-    /// Folders where the call's fence lets it create (a rename's destination).
-    pub create_roots: Vec<String>,
-    /// Paths no removal or rename may touch: protected files, repositories.
-    pub shut: Vec<String>,
-    /// When the call began (a file born since is the call's own).
-    pub started: (i64, u32),
+    entries: Vec<String>,
 }
 
 impl Removals {
-    /// From the profile: explicit rules and grants with delete (not the
-    /// baseline's tool state, whose folders a tool empties but rarely
-    /// removes, so ordinary calls pay nothing), less `.git` folders, the
-    /// workspace itself and protected paths. None in a session that is not
-    /// workspace-write.
+    /// From the profile: explicit rules and grants with delete, less `.git`
+    /// folders, the workspace itself and protected paths. None in a session
+    /// that is not workspace-write (the fence drops its writes too).
     pub fn of(req: &ProfileRequest) -> Removals {
-        use crate::policy::capability::Capability::{Create, Delete};
-        // A read-only session changes nothing, whatever its rules say (the
-        // fence drops their writes too).
+        use crate::policy::capability::Capability::Delete;
         if req.mode != crate::api::Mode::WorkspaceWrite {
             return Removals::default();
         }
@@ -64,23 +65,11 @@ impl Removals {
             .filter(|p| p != "/" && *p != ws && !p.split('/').any(|c| c == ".git") && !shut.iter().any(|s| paths::within(p, s) || paths::within(s, p)))
             .filter_map(|p| real_entry(&p))
             .collect();
-        let mut create_roots = vec![ws];
-        create_roots.extend(req.rules.iter().chain(&req.grants).filter(|r| r.access.grants(Create)).map(|r| paths::normalize(&r.path)));
-        Removals { entries, create_roots, shut, started: now() }
+        Removals { entries }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    fn granted(&self, path: &str) -> bool {
+    pub fn granted(&self, path: &str) -> bool {
         self.entries.iter().any(|e| e == path)
-    }
-
-    fn may_arrive(&self, path: &str) -> bool {
-        self.create_roots.iter().any(|r| paths::within(path, r))
-            && !self.shut.iter().any(|s| paths::within(path, s))
-            && !path.split('/').any(|c| c == ".git")
     }
 }
 
@@ -97,132 +86,151 @@ fn real_entry(p: &str) -> Option<String> {
     Some(if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") })
 }
 
-fn now() -> (i64, u32) {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    (d.as_secs() as i64, d.subsec_nanos())
-}
-
-/// The entry `name` in `dir` is a regular file with one link, born since
-/// `started` (statx's birth time, which no process can set): the call made
-/// it. Unknown birth times (a file system without them) say no.
-fn born_since(dir: &OwnedFd, name: &CString, started: (i64, u32)) -> bool {
-    // SAFETY: a zeroed statx buffer, a directory descriptor, a NUL-terminated name.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::statx(dir.as_raw_fd(), name.as_ptr(), libc::AT_SYMLINK_NOFOLLOW, libc::STATX_BTIME | libc::STATX_TYPE | libc::STATX_NLINK, &mut st) };
-    if r != 0 || st.stx_mask & libc::STATX_BTIME == 0 {
-        return false;
-    }
-    let regular = u32::from(st.stx_mode) & libc::S_IFMT == libc::S_IFREG;
-    regular && st.stx_nlink == 1 && (st.stx_btime.tv_sec, st.stx_btime.tv_nsec) >= started
-}
-
-/// A caller's path, resolved as the kernel would for it: the folder it
-/// names (opened, following links as a lookup does), and the last name.
-pub struct Target {
-    pub dir: OwnedFd,
-    pub name: CString,
-    /// The folder's real path joined with the name.
-    pub real: String,
-}
-
-/// Resolve `path` (relative to `dirfd` of thread `tid`, or its working
-/// directory) without following a link in its last component.
-pub fn resolve(tid: u32, dirfd: i32, path: &str) -> Option<Target> {
-    let trimmed = path.trim_end_matches('/');
-    let (parent, name) = match trimmed.rfind('/') {
-        Some(0) => ("/", &trimmed[1..]),
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
-        None => (".", trimmed),
-    };
-    if name.is_empty() || name == "." || name == ".." {
-        return None;
-    }
-    // Resolved in the supervisor's own mount namespace, by the caller's
-    // folder's path: the same paths, one mount for all of them (in the
-    // caller's namespace each writable root is a mount of its own, and a
-    // rename between two fails with EXDEV).
-    let base = if parent.starts_with('/') {
-        parent.to_string()
-    } else {
-        let from = if dirfd == libc::AT_FDCWD { format!("/proc/{tid}/cwd") } else { format!("/proc/{tid}/fd/{dirfd}") };
-        let dir = std::fs::read_link(from).ok()?.to_string_lossy().into_owned();
-        format!("{dir}/{parent}")
-    };
-    let c = CString::new(base).ok()?;
-    // SAFETY: a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: a new descriptor.
-    let dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    let real_dir = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?.to_string_lossy().into_owned();
-    let real = if real_dir == "/" { format!("/{name}") } else { format!("{real_dir}/{name}") };
-    Some(Target { dir, name: CString::new(name).ok()?, real })
+/// What the supervisor knows to judge a removal or rename.
+pub struct Scope<'a> {
+    pub removals: &'a Removals,
+    pub own: &'a mut Own,
+    pub rights: &'a Rights,
 }
 
 /// What the supervisor does with one unlink, rmdir or rename.
 pub enum Act {
-    /// Not a granted entry: the call runs as made, Landlock judges it.
+    /// The kernel judges it (Landlock grants it, or it fails by itself).
     Continue,
     /// Done here, with this result.
     Done(Result<i64, i32>),
 }
 
-/// `unlink`, `unlinkat`, `rmdir` of a granted entry, or of one inside a
-/// folder made for the call: removed here.
-pub fn unlink(removals: &Removals, made: &Made, target: Option<Target>, rmdir: bool) -> Act {
-    let Some(t) = target else { return Act::Continue };
-    if !removals.granted(&t.real) && !made.holds(&t.real) {
-        return Act::Continue;
+/// An act, and the (capability, path) it refused, to be named.
+pub struct Judged {
+    pub act: Act,
+    pub refused: Option<(&'static str, String)>,
+}
+
+impl Judged {
+    fn go() -> Judged {
+        Judged { act: Act::Continue, refused: None }
     }
+    fn done(r: Result<i64, i32>) -> Judged {
+        Judged { act: Act::Done(r), refused: None }
+    }
+    fn refuse(scope: &Scope, capability: &'static str, path: &str) -> Judged {
+        Judged { act: Act::Done(Err(scope.rights.refusal_errno(path))), refused: Some((capability, path.to_string())) }
+    }
+}
+
+/// `unlink`, `unlinkat` or `rmdir` of the entry `t`.
+pub fn unlink(scope: &mut Scope, t: &Target, rmdir: bool) -> Judged {
+    // Landlock grants it itself (rmdir of a file, unlink of a folder: the
+    // kernel answers ENOTDIR, EISDIR).
+    if scope.rights.removes(&t.real, rmdir) {
+        return Judged::go();
+    }
+    // Nothing there, or not reachable: the kernel gives its own answer.
+    let Some(id) = identity_at(t.dir.as_fd(), &t.name) else { return Judged::go() };
+    let own = scope.own.holds(&id);
+    let theirs = || !Rights::in_repository(&t.real) && (scope.removals.granted(&t.real) || (!id.is_dir() && super::sidecars::database_of(t).is_some_and(|db| scope.rights.may_write(&db))));
+    let allowed = scope.rights.changeable(&t.real) && (own || theirs());
+    if !allowed {
+        return Judged::refuse(scope, "delete", &t.real);
+    }
+    let links = if own && !id.is_dir() { link_count(t) } else { 1 };
     let flags = if rmdir { libc::AT_REMOVEDIR } else { 0 };
-    // SAFETY: a directory descriptor we own and a NUL-terminated name.
-    let r = unsafe { libc::unlinkat(reopen(&t.dir).as_raw_fd(), t.name.as_ptr(), flags) };
-    Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
+    // SAFETY: a folder descriptor we own and a NUL-terminated name.
+    let r = unsafe { libc::unlinkat(t.dir.as_raw_fd(), t.name.as_ptr(), flags) };
+    if r != 0 {
+        return Judged::done(Err(super::seccomp::errno()));
+    }
+    // A file of the call's with another name still (a hard link of its
+    // own) stays its own.
+    if own && links <= 1 {
+        scope.own.forget(&id);
+    }
+    Judged::done(Ok(0))
 }
 
-/// A rename whose source is a granted entry, or lies inside a folder made
-/// for the call, or is a file the call wrote going in place of a granted
-/// entry: done here when its destination is one the call may create
-/// and touches no repository or protected path. It replaces an entry there
-/// only when that entry may be removed too (granted, or the call's own):
-/// otherwise it is done with RENAME_NOREPLACE, and an exchange is left to
-/// Landlock.
-pub fn rename(removals: &Removals, made: &Made, from: Option<Target>, to: Option<Target>, flags: u32) -> Act {
-    let (Some(from), Some(to)) = (from, to) else { return Act::Continue };
-    // A file the call wrote put in place of a granted entry (a tool's own
-    // lock file replaced through a temp file) is that entry's removal.
-    let puts_in_place = removals.granted(&to.real) && born_since(&from.dir, &from.name, removals.started);
-    if !removals.granted(&from.real) && !made.holds(&from.real) && !puts_in_place {
-        return Act::Continue;
+/// A rename of `from` to `to` with renameat2's `flags`.
+pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judged {
+    let Some(src) = identity_at(from.dir.as_fd(), &from.name) else { return Judged::go() };
+    if flags & RENAME_WHITEOUT != 0 || scope.rights.removes(&from.real, src.is_dir()) {
+        return Judged::go();
     }
-    let replaceable = removals.granted(&to.real) || made.holds(&to.real);
-    if !replaceable && !removals.may_arrive(&to.real) {
-        return Act::Continue;
+    let src_own = scope.own.holds(&src);
+    let granted = !Rights::in_repository(&from.real) && scope.removals.granted(&from.real);
+    if !scope.rights.changeable(&from.real) || !(src_own || granted) {
+        return Judged::refuse(scope, "delete", &from.real);
     }
-    let flags = if replaceable {
-        flags
-    } else if flags & (RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
-        return Act::Continue;
-    } else {
-        flags | RENAME_NOREPLACE
+    // Into a repository's `.git` only within one the call made itself.
+    let repository_ok = !Rights::in_repository(&to.real) || identity_of(to.dir.as_fd()).is_some_and(|d| scope.own.holds(&d));
+    if !scope.rights.changeable(&to.real) || !repository_ok {
+        return Judged::refuse(scope, "create", &to.real);
+    }
+    let Some(dst) = identity_at(to.dir.as_fd(), &to.name) else {
+        // Nothing at the destination: a place the call may make such an entry.
+        if flags & RENAME_EXCHANGE != 0 {
+            return Judged::done(Err(libc::ENOENT));
+        }
+        if !scope.rights.may_make(&to.real, make_right(&src)) {
+            return Judged::refuse(scope, "create", &to.real);
+        }
+        return perform(from, to, flags | RENAME_NOREPLACE, scope.own, None, None);
     };
-    // SAFETY: directory descriptors we own, NUL-terminated names, flags.
-    let r = unsafe { libc::syscall(libc::SYS_renameat2, reopen(&from.dir).as_raw_fd(), from.name.as_ptr(), reopen(&to.dir).as_raw_fd(), to.name.as_ptr(), flags) };
-    Act::Done(if r == 0 { Ok(0) } else { Err(super::seccomp::errno()) })
+    if flags & RENAME_NOREPLACE != 0 {
+        return Judged::done(Err(libc::EEXIST));
+    }
+    let dst_removable = scope.own.holds(&dst) || scope.removals.granted(&to.real);
+    if flags & RENAME_EXCHANGE != 0 {
+        // Each goes where the other was: both must be the call's to move.
+        if !dst_removable {
+            return Judged::refuse(scope, "delete", &to.real);
+        }
+        return perform(from, to, flags, scope.own, None, None);
+    }
+    if dst_removable {
+        let gone = scope.own.holds(&dst).then_some(dst);
+        return perform(from, to, flags, scope.own, gone, None);
+    }
+    // Replacing is writing: a file of the call's own put in place of a
+    // file the call may write, which then is the user's. (A granted entry
+    // moved away replaces nothing it was not granted to: a granted delete
+    // is of that entry, not of what its move lands on.)
+    if src_own && !src.is_dir() && !dst.is_dir() && scope.rights.may_write(&to.real) {
+        let gone = Some(dst);
+        return perform(from, to, flags, scope.own, gone, Some(src));
+    }
+    Judged::refuse(scope, "delete", &to.real)
 }
 
-/// An O_PATH descriptor of a folder as one `*at` calls can change entries
-/// through (the same folder, reopened by its /proc link).
-fn reopen(dir: &OwnedFd) -> OwnedFd {
-    let c = CString::new(format!("/proc/self/fd/{}", dir.as_raw_fd())).unwrap();
-    // SAFETY: a NUL-terminated path.
-    let fd: RawFd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        // SAFETY: dup of a descriptor we own (the *at call will fail plainly).
-        return unsafe { OwnedFd::from_raw_fd(libc::dup(dir.as_raw_fd())) };
+/// Rename in the call's stead; on success forget what left the call's
+/// hands (the replaced entry, or the own file now standing as the user's).
+fn perform(from: &Target, to: &Target, flags: u32, own: &mut Own, replaced: Option<Identity>, becomes_users: Option<Identity>) -> Judged {
+    // SAFETY: folder descriptors we own, NUL-terminated names, flags.
+    let r = unsafe { libc::syscall(libc::SYS_renameat2, from.dir.as_raw_fd(), from.name.as_ptr(), to.dir.as_raw_fd(), to.name.as_ptr(), flags) };
+    if r != 0 {
+        return Judged::done(Err(super::seccomp::errno()));
     }
-    // SAFETY: a new descriptor.
-    unsafe { OwnedFd::from_raw_fd(fd) }
+    for id in replaced.iter().chain(becomes_users.iter()) {
+        own.forget(id);
+    }
+    Judged::done(Ok(0))
+}
+
+/// The Landlock right that makes an entry like `id`.
+fn make_right(id: &Identity) -> u64 {
+    bit(match id.kind {
+        libc::S_IFDIR => AccessFs::MakeDir,
+        libc::S_IFLNK => AccessFs::MakeSym,
+        libc::S_IFIFO => AccessFs::MakeFifo,
+        libc::S_IFSOCK => AccessFs::MakeSock,
+        _ => AccessFs::MakeReg,
+    })
+}
+
+fn link_count(t: &Target) -> u64 {
+    // SAFETY: zeroed plain data filled by fstatat, the last name not followed.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(t.dir.as_raw_fd(), t.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+        return 1;
+    }
+    st.st_nlink
 }

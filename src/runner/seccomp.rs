@@ -11,6 +11,11 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 // include/uapi/linux/seccomp.h, filter.h, audit.h.
 const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
 const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+/// Linux 5.19: once the supervisor has read a notification, only a fatal
+/// signal interrupts the caller. Without it a signal restarts the call
+/// after the supervisor already made its file, and an `O_EXCL` open then
+/// finds its own file there.
+const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
@@ -180,8 +185,15 @@ pub fn program(lines: &[Line]) -> Vec<SockFilter> {
 /// Needs no_new_privs or CAP_SYS_ADMIN.
 pub fn install(prog: &[SockFilter]) -> Result<OwnedFd, i32> {
     let fprog = SockFprog { len: prog.len() as u16, filter: prog.as_ptr() };
-    // SAFETY: a filter program that lives for the call.
-    let fd = unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog as *const SockFprog) };
+    let with = |flags: libc::c_ulong| {
+        // SAFETY: a filter program that lives for the call.
+        unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog as *const SockFprog) }
+    };
+    let mut fd = with(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
+    if fd < 0 && errno() == libc::EINVAL {
+        // Before Linux 5.19.
+        fd = with(SECCOMP_FILTER_FLAG_NEW_LISTENER);
+    }
     if fd < 0 {
         return Err(errno());
     }
@@ -228,6 +240,33 @@ pub fn let_run(listener: RawFd, id: u64) {
 }
 
 const SECCOMP_USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+
+/// `struct seccomp_notif_addfd`.
+#[repr(C)]
+struct NotifAddfd {
+    id: u64,
+    flags: u32,
+    srcfd: u32,
+    newfd: u32,
+    newfd_flags: u32,
+}
+// _IOW('!', 3, struct seccomp_notif_addfd)
+const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
+/// Add the descriptor and answer the call with its number, in one step.
+const SECCOMP_ADDFD_FLAG_SEND: u32 = 1 << 1;
+
+/// Answer notification `id` with a new descriptor of the caller's, a copy
+/// of `fd` (the lowest free number, close-on-exec when `cloexec`), as the
+/// call's result — what an open the supervisor did in its stead returns.
+pub fn answer_with_fd(listener: RawFd, id: u64, fd: RawFd, cloexec: bool) -> Result<(), i32> {
+    let add = NotifAddfd { id, flags: SECCOMP_ADDFD_FLAG_SEND, srcfd: fd as u32, newfd: 0, newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 } };
+    // SAFETY: a listener descriptor and an addfd struct of the size the request names.
+    let r = unsafe { libc::ioctl(listener, IOCTL_NOTIF_ADDFD as _, &add as *const NotifAddfd) };
+    if r < 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
 
 pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)

@@ -8,8 +8,9 @@
 //! `sendto(2)` that names an address, reads the address once, and judges it
 //! here:
 //!
-//! - a TCP or UDP port some process of the DSH host listens on, reached at
-//!   an address of this machine, is refused;
+//! - a TCP or UDP port some DSH host process of this user listens on
+//!   (found at that moment: [`super::hosts`]), reached at an address of
+//!   this machine, is refused;
 //! - a unix socket (a path or an abstract name) is refused unless a process
 //!   of this very call listens on it, or a rule or grant of the call with
 //!   write names its path (connecting to a socket is a write to it);
@@ -84,18 +85,14 @@ pub struct Opened {
 /// What the judge knows about this call.
 #[derive(Clone)]
 pub struct Judge {
-    /// The DSH host's processes (their listeners are the control plane).
-    pub hosts: Vec<i32>,
+    /// The DSH hosts (their listeners are the control plane), found live.
+    pub hosts: super::hosts::Hosts,
     /// The roots a rule or grant of the call opens for write: a unix
     /// socket at or under one may be reached.
     pub socket_roots: Vec<(String, bool)>,
     /// The processes of this call, with their descendants; None: the
     /// supervisor's own children (it is their subreaper).
     pub tree: Option<Vec<Proc>>,
-    /// The entries a delete grant names, which the supervisor removes itself.
-    pub removals: super::removals::Removals,
-    /// What the runner made for the call before the fence.
-    pub made: super::arrivals::Made,
 }
 
 /// A process named by pid and start time (a pid alone may be reused).
@@ -180,7 +177,7 @@ impl Judge {
         if inodes.is_empty() {
             return None;
         }
-        self.hosts.iter().copied().find(|&pid| socket_inodes(pid).iter().any(|i| inodes.contains(i)))
+        self.hosts.live().into_iter().find(|&pid| socket_inodes(pid).iter().any(|i| inodes.contains(i)))
     }
 
     fn tree_holds(&self, inodes: &BTreeSet<u64>) -> bool {
@@ -437,6 +434,46 @@ fn parse_diag(mut buf: &[u8], out: &mut Vec<UnixSocket>) -> bool {
         buf = &buf[((len + 3) & !3).min(buf.len())..];
     }
     false
+}
+
+/// Read a socket address once and judge it: the verdict, and for a unix
+/// path the socket file opened while judging (what the send goes to).
+pub fn judge_address(pid: u32, bytes: &[u8], judge: &Judge) -> (Result<(), Refusal>, Option<Opened>) {
+    match decode(bytes) {
+        Some(Peer::Ip(ip, port)) => (judge.ip(ip, port), None),
+        Some(Peer::UnixAbstract(name)) => (judge.unix_abstract(&name), None),
+        Some(Peer::UnixPath(path)) => match open_for(pid, &path) {
+            Ok(o) => (judge.unix_path(&o), Some(o)),
+            Err(e) => (Err(Refusal { errno: e, why: String::new() }), None),
+        },
+        Some(Peer::Other(_)) | None => (Ok(()), None),
+    }
+}
+
+/// Open a unix socket's path as the caller would reach it (relative to its
+/// working directory, from its root), without reading it, following links
+/// as connect does.
+pub fn open_for(pid: u32, path: &[u8]) -> Result<Opened, i32> {
+    let base = if path.first() == Some(&b'/') { format!("/proc/{pid}/root") } else { format!("/proc/{pid}/cwd/") };
+    let mut full = base.into_bytes();
+    full.extend_from_slice(path);
+    let c = std::ffi::CString::new(full).map_err(|_| libc::EINVAL)?;
+    // SAFETY: a NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(super::seccomp::errno());
+    }
+    // SAFETY: a new descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(Opened { fd, real })
+}
+
+pub fn unix_address(path: &str) -> Vec<u8> {
+    let mut b = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+    b.extend_from_slice(path.as_bytes());
+    b.push(0);
+    b
 }
 
 #[cfg(test)]

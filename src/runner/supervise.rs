@@ -13,22 +13,50 @@
 //! dev server started in the background), a copy of the supervisor stays
 //! behind for them, detached from the host's pipes, until the last one
 //! exits: their connections keep being judged, not cut off.
+//!
+//! In a workspace-write session it also stands between the call and its
+//! files: every creating call goes to the hand, a helper inside the fence
+//! that makes the entry so the supervisor knows it as the call's own
+//! ([`super::creates`]), and every removal and rename is judged
+//! ([`super::removals`]): delete means what existed before the call.
 
-use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::caller::{read as read_memory, read_string, take_fd as take_socket};
+use super::hand::Hand;
+use super::own::Own;
+use super::refusals::Refusals;
+use super::removals::Removals;
+use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
-use super::sockets::{decode, Judge, Opened, Peer, Proc, Refusal};
+use super::sockets::{judge_address, unix_address, Judge, Proc};
+
+/// What the supervisor keeps about the call's files.
+pub struct Files {
+    pub removals: Removals,
+    pub own: Own,
+    pub rights: Rights,
+    /// Where Landlock grants removal itself (see creates.rs).
+    pub quick: Vec<String>,
+    /// The call runs in a process namespace of its own (init.rs): it can
+    /// name no process outside, and its pids are not the supervisor's.
+    pub own_pids: bool,
+    pub hand: Option<Hand>,
+    pub refusals: Refusals,
+}
 
 /// How a refusal starts on the call's standard error: the plugin reads
 /// these lines back into the ledger (a socket, not a path, was refused).
-pub const REFUSED: &str = "dsh-allow: refused ";
+pub const REFUSED: &str = super::refusals::PREFIX;
+/// How the runner says the call left processes running (background
+/// servers): they stay fenced, under a detached copy of the supervisor.
+pub const LEFT_RUNNING: &str = "dsh-allow: left running: ";
 
 /// The filter: what goes to the supervisor, and what is refused outright
 /// from registers alone.
-pub fn filter_lines(removals: bool) -> Vec<Line> {
+pub fn filter_lines(files: bool) -> Vec<Line> {
     let eperm = Action::Errno(libc::EPERM as u16);
     let mut lines = vec![
         Line { nr: libc::SYS_connect, when: When::Always, action: Action::Notify },
@@ -37,6 +65,9 @@ pub fn filter_lines(removals: bool) -> Vec<Line> {
         // header the filter cannot read: refused (a plain connect works).
         Line { nr: libc::SYS_sendmsg, when: When::AnyBit { arg: 2, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
         Line { nr: libc::SYS_sendmmsg, when: When::AnyBit { arg: 3, mask: libc::MSG_FASTOPEN as u32 }, action: Action::Errno(libc::EOPNOTSUPP as u16) },
+        // A message may carry its own address (datagrams.rs).
+        Line { nr: libc::SYS_sendmsg, when: When::Always, action: Action::Notify },
+        Line { nr: libc::SYS_sendmmsg, when: When::Always, action: Action::Notify },
         // Signals: Landlock's scope refuses those to processes outside the
         // call (ABI 6); the supervisor sees them first to name a refusal.
         Line { nr: libc::SYS_kill, when: When::Always, action: Action::Notify },
@@ -49,12 +80,33 @@ pub fn filter_lines(removals: bool) -> Vec<Line> {
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCSTI as u32 }, action: eperm },
         Line { nr: libc::SYS_ioctl, when: When::Equals { arg: 1, value: libc::TIOCLINUX as u32 }, action: eperm },
     ];
-    // Removals and renames, while the call holds a delete grant on an entry
-    // (removals.rs): the supervisor does exactly that one.
-    if removals {
-        for nr in [libc::SYS_unlink, libc::SYS_unlinkat, libc::SYS_rmdir, libc::SYS_rename, libc::SYS_renameat, libc::SYS_renameat2, libc::SYS_mkdir, libc::SYS_mkdirat] {
+    // In a session that may change files: every removal and rename is
+    // judged (removals.rs), every creating call made by the hand
+    // (creates.rs). An open creates only with O_CREAT or O_TMPFILE, which
+    // the filter reads from its flags; openat2's flags are in memory.
+    if files {
+        for nr in [
+            libc::SYS_unlink,
+            libc::SYS_unlinkat,
+            libc::SYS_rmdir,
+            libc::SYS_rename,
+            libc::SYS_renameat,
+            libc::SYS_renameat2,
+            libc::SYS_mkdir,
+            libc::SYS_mkdirat,
+            libc::SYS_mknod,
+            libc::SYS_mknodat,
+            libc::SYS_symlink,
+            libc::SYS_symlinkat,
+            libc::SYS_creat,
+            libc::SYS_openat2,
+            libc::SYS_bind,
+        ] {
             lines.push(Line { nr, when: When::Always, action: Action::Notify });
         }
+        let creating = (libc::O_CREAT | 0o20000000) as u32;
+        lines.push(Line { nr: libc::SYS_open, when: When::AnyBit { arg: 1, mask: creating }, action: Action::Notify });
+        lines.push(Line { nr: libc::SYS_openat, when: When::AnyBit { arg: 2, mask: creating }, action: Action::Notify });
     }
     // io_uring connects and opens with no system call this filter sees:
     // ENOSYS, which every user of it takes as "not here" and falls back.
@@ -83,26 +135,47 @@ pub fn filter_lines(removals: bool) -> Vec<Line> {
     lines
 }
 
+/// Between the mounts and Landlock: given whether the call's own process
+/// namespace was entered (or why not), start its init there; says what the
+/// call's processes see, for `--report-fence`.
+pub type Between<'b> = dyn FnMut(Result<(), String>) -> Result<String, (u8, String)> + 'b;
+/// Make the mounts, call `between`, apply Landlock; the lines
+/// `--report-fence` prints.
+pub type Fence<'a> = Box<dyn FnOnce(&mut Between) -> Result<Vec<String>, (u8, String)> + 'a>;
+
 /// What the child does before exec, in order; each may fail the call
 /// (exit code, message), and then nothing of the command ran.
 pub struct Child<'a> {
     pub argv: &'a [String],
     /// Leave the user's terminal (a session of its own).
     pub own_session: bool,
+    /// Pipes in place of a terminal at 1 and 2 (see isolate.rs).
+    pub relay: Option<super::isolate::Relay>,
     /// Make the mounts and apply Landlock; the lines `--report-fence` prints.
-    pub fence: Box<dyn FnOnce() -> Result<Vec<String>, (u8, String)> + 'a>,
+    pub fence: Fence<'a>,
     /// Whether a socket path is named by the call's grants (its variable is kept).
     pub granted: Box<dyn Fn(&str) -> bool + 'a>,
     /// Whether to report the fence on standard error once it is up.
     pub report: bool,
-    /// Whether removals and renames go to the supervisor.
-    pub removals: bool,
+    /// Whether the call's file changes go to the supervisor (and the hand).
+    pub files: bool,
+    /// The hand's end of its channel (made and passed when `files`).
+    pub hand: Option<RawFd>,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
 /// (when the child died of a signal this process dies of it too).
-pub fn run(child: Child, judge: Judge) -> u8 {
+pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let mut pair = [0; 2];
+    let mut hand_pair = [-1; 2];
+    if child.files {
+        // SAFETY: an array of the size passed.
+        if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, hand_pair.as_mut_ptr()) } != 0 {
+            return super::fail(super::EXIT_FAILED, &format!("cannot make the helper's channel: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+        child.hand = Some(hand_pair[1]);
+        super::caller::pass_credentials(hand_pair[0], true);
+    }
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
         if libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) != 0 {
@@ -110,12 +183,16 @@ pub fn run(child: Child, judge: Judge) -> u8 {
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
+    // Who hands the listener over is read from the message (the command's
+    // process, in a namespace of its own or not).
+    super::caller::pass_credentials(pair[0], true);
     let (old_mask, sigfd) = match watch_signals() {
         Ok(s) => s,
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
     };
     let me = std::process::id() as i32;
     let own_session = child.own_session;
+    let relay = child.relay.take();
     // SAFETY: this process is single-threaded here; the child only makes
     // system calls and execs or exits.
     let pid = unsafe { libc::fork() };
@@ -128,8 +205,11 @@ pub fn run(child: Child, judge: Judge) -> u8 {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
             libc::close(pair[0]);
             libc::close(sigfd);
+            if hand_pair[0] >= 0 {
+                libc::close(hand_pair[0]);
+            }
         }
-        let code = become_command(child, pair[1], me);
+        let code = become_command(Child { relay, ..child }, pair[1], me);
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(code as i32) }
     }
@@ -137,13 +217,34 @@ pub fn run(child: Child, judge: Judge) -> u8 {
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
     let channel = unsafe { OwnedFd::from_raw_fd(pair[0]) };
-    let listener = receive_fd(channel.as_raw_fd());
+    let taken = take_listener(channel.as_raw_fd());
     drop(channel);
-    supervise(pid, own_session, listener, sigfd, judge)
+    if hand_pair[0] >= 0 {
+        // SAFETY: our copy of the hand's end; ours, owned here.
+        unsafe { libc::close(hand_pair[1]) };
+        let ours = unsafe { OwnedFd::from_raw_fd(hand_pair[0]) };
+        // The hand greets before the listener is sent; a child that failed
+        // first closed its end, and the greeting reads the end of it.
+        files.hand = if taken.is_some() { Hand::greet(ours) } else { None };
+    }
+    let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
+    if let (Some(h), Some(t)) = (files.hand.as_mut(), &taken) {
+        if t.hand != 0 {
+            h.ns_pid = t.hand;
+        }
+    }
+    files.own_pids = own_pids;
+    let listener = taken.map(|t| t.fd);
+    // Ours: the read ends; the write ends are the child's.
+    let relay = relay.map(|mut r| {
+        r.ends.clear();
+        r
+    });
+    supervise(pid, own_session, listener, sigfd, judge, files, relay)
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
-fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
+fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // SAFETY: prctl with integers; the check after it closes the race with
     // a supervisor that died before the call.
     unsafe {
@@ -152,35 +253,79 @@ fn become_command(child: Child, channel: RawFd, supervisor: i32) -> u8 {
             return super::EXIT_FAILED;
         }
     }
+    if let Some(r) = child.relay.as_mut() {
+        if let Err(e) = r.take_ends() {
+            return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+        }
+    }
     if child.own_session {
         if let Err(e) = super::isolate::leave_terminal() {
             return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
         }
     }
     let cleared = super::isolate::scrub_environment(&*child.granted);
-    let lines = match (child.fence)() {
+    // In the call's own process namespace this process stays behind as
+    // the relay of the command's status, and its init goes on (init.rs).
+    let mut init: Option<super::init::Init> = None;
+    let keep = [channel, child.hand.unwrap_or(-1)];
+    let mut between = |pids: Result<(), String>| -> Result<String, (u8, String)> {
+        if let Err(why) = pids {
+            return Ok(format!("visible ({why})"));
+        }
+        let i = super::init::start(&keep).map_err(|e| (super::EXIT_FAILED, format!("{e}; nothing was run")))?;
+        let seen = match i.mount_proc() {
+            Ok(()) => "its own only (a process namespace of the call's, with its own /proc)".to_string(),
+            Err(e) => format!("visible ({e})"),
+        };
+        init = Some(i);
+        Ok(seen)
+    };
+    let lines = match (child.fence)(&mut between) {
         Ok(lines) => lines,
         Err((code, e)) => return super::fail(code, &e),
     };
-    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.removals))) {
-        Ok(l) => l,
-        Err(libc::EBUSY) => {
-            return super::fail(super::EXIT_FAILED, "cannot supervise sockets: this process already runs under another seccomp supervisor (EBUSY); nothing was run")
-        }
-        Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot install the socket filter: errno {e}; nothing was run")),
-    };
-    if let Err(e) = send_fd(channel, listener.as_raw_fd()) {
-        return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
-    }
-    drop(listener);
-    // SAFETY: our end of the channel.
-    unsafe { libc::close(channel) };
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         if let Err(e) = super::isolate::drop_capabilities() {
             return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
         }
     }
+    // The hand: under this same fence, before the filter (its own calls
+    // are the supervisor's, not the command's); the init's child, or else
+    // reparented to the supervisor.
+    let hand = match child.hand.map(|chan| super::hand::spawn(chan, init.is_some())).transpose() {
+        Ok(h) => h.flatten(),
+        Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
+    };
+    // The init starts the command and stays to reap.
+    let own_pids = init.is_some();
+    if let Some(i) = init {
+        // SAFETY: fork in the single-threaded init.
+        let command = unsafe { libc::fork() };
+        if command < 0 {
+            return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+        if command > 0 {
+            super::isolate::quiet_init(channel);
+            i.serve(command, hand);
+        }
+    }
+    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
+        Ok(l) => l,
+        Err(libc::EBUSY) => {
+            return super::fail(super::EXIT_FAILED, "cannot supervise sockets: this process already runs under another seccomp supervisor (EBUSY); nothing was run")
+        }
+        Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot install the socket filter: errno {e}; nothing was run")),
+    };
+    // The filter is up: a sendmsg of this process would now wait on the
+    // supervisor it is addressed to. The supervisor takes the descriptor
+    // by its number (pidfd_getfd) and says so.
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), hand, own_pids) {
+        return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
+    }
+    drop(listener);
+    // SAFETY: our end of the channel.
+    unsafe { libc::close(channel) };
     if let Err(e) = super::isolate::close_inherited() {
         return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
     }
@@ -218,17 +363,35 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// detached copy behind for what it left running. A signal from a
 /// terminal or the host reaches the child's group directly, unless the
 /// child left the session (`own_session`): then it is passed on.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge) -> u8 {
+///
+/// It blocks in poll and never spins: once no process uses the filter any
+/// more (POLLHUP, which stays), the listener leaves the poll set and only
+/// the child's end is awaited.
+fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
     let mut status: Option<i32> = None;
+    let mut idle = listener.is_none();
+    // The terminal's pipes still open (see isolate.rs).
+    let mut open: Vec<usize> = relay.as_ref().map_or(Vec::new(), |r| (0..r.copies.len()).collect());
     loop {
         let lfd = listener.as_ref().map_or(-1, |l| l.as_raw_fd());
-        let mut fds = [libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
-        let n = if lfd < 0 { 1 } else { 2 };
-        // SAFETY: an array of `n` pollfds.
-        if unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, -1) } < 0 {
+        let mut fds = vec![libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: if idle { -1 } else { lfd }, events: libc::POLLIN, revents: 0 }];
+        if let Some(r) = &relay {
+            fds.extend(open.iter().map(|&i| libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
+        }
+        // SAFETY: a vector of pollfds of the length passed (a negative fd is skipped).
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
             continue;
         }
+        if let Some(r) = &relay {
+            let ready: Vec<(usize, i16)> = open.iter().zip(&fds[2..]).map(|(&i, p)| (i, p.revents)).collect();
+            for (i, revents) in ready {
+                if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && !r.copy(i) {
+                    open.retain(|&o| o != i);
+                }
+            }
+        }
+        let n = if idle { 1 } else { 2 };
         if fds[0].revents & libc::POLLIN != 0 {
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
@@ -241,17 +404,31 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
         }
         if n == 2 && fds[1].revents & libc::POLLIN != 0 {
             if let Some(note) = seccomp::receive(lfd) {
-                handle(lfd, note, &judge, &inflight);
+                handle(lfd, note, &judge, &mut files, &inflight);
             }
+        } else if n == 2 && fds[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+            idle = true;
         }
         let Some(st) = status else { continue };
-        // The child is gone. Processes it left behind may still use the
-        // filter (POLLHUP when none does).
+        // The child is gone: what it wrote to the terminal's pipes is copied
+        // out (processes it left behind lose the terminal, as at a hang-up).
+        if let Some(r) = &relay {
+            for &i in &open {
+                let mut p = libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                // SAFETY: one pollfd, no wait.
+                while unsafe { libc::poll(&mut p, 1, 0) } == 1 && p.revents & libc::POLLIN != 0 && r.copy(i) {}
+            }
+        }
+        // Processes it left behind may still use the filter (POLLHUP when
+        // none does).
         if let Some(l) = &listener {
             if !hung_up(l.as_raw_fd()) {
-                detach(l.as_raw_fd(), &judge);
+                detach(l.as_raw_fd(), &judge, &mut files);
             }
             wait_inflight(&inflight);
+        }
+        if let Some(h) = files.hand.as_mut() {
+            h.end();
         }
         return leave_as(st);
     }
@@ -329,12 +506,27 @@ fn wait_inflight(inflight: &AtomicUsize) {
 /// Leave a copy of the supervisor for the processes the command left
 /// running: in a session of its own, off the host's pipes, serving until
 /// the last process under the filter has exited.
-fn detach(listener: RawFd, judge: &Judge) {
+fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     let me = std::process::id() as i32;
     let tree: Vec<Proc> = super::sockets::children_of(me).into_iter().filter_map(Proc::of).collect();
+    // Said on the call's standard error, which the plugin records in the
+    // ledger: what of the call keeps running, fenced and supervised.
+    let hand = files.hand.as_ref().map(|h| h.pid);
+    // The call's init (init.rs) is ours: what it reaps is what was left.
+    let left: Vec<String> = tree
+        .iter()
+        .flat_map(|p| if super::init::is_init(p.pid) { super::sockets::children_of(p.pid) } else { vec![p.pid] })
+        .filter(|&p| Some(p) != hand)
+        .map(|p| p.to_string())
+        .collect();
+    if !left.is_empty() {
+        eprintln!("{LEFT_RUNNING}{} process{} of this call (pids {}), still fenced and supervised", left.len(), if left.len() == 1 { "" } else { "es" }, left.join(" "));
+    }
     // SAFETY: the copy only makes system calls and serves; it never returns.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
+        // The copy keeps the hand; this process leaves it be.
+        files.hand = None;
         return;
     }
     // SAFETY: plain calls in the detached copy.
@@ -356,9 +548,12 @@ fn detach(listener: RawFd, judge: &Judge) {
         }
         if p.revents & libc::POLLIN != 0 {
             if let Some(note) = seccomp::receive(listener) {
-                handle(listener, note, &judge, &inflight);
+                handle(listener, note, &judge, files, &inflight);
             }
         } else if p.revents & libc::POLLHUP != 0 {
+            if let Some(h) = files.hand.as_mut() {
+                h.end();
+            }
             // SAFETY: the copy ends here.
             unsafe { libc::_exit(0) }
         }
@@ -367,15 +562,20 @@ fn detach(listener: RawFd, judge: &Judge) {
 
 /// One notification: read the address once, judge it, and either refuse
 /// or do the call on the caller's socket with that address.
-fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>) {
+fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight: &Arc<AtomicUsize>) {
     let a = n.data.args;
     let (addr_at, addr_len) = match n.data.nr as i64 {
         libc::SYS_connect => (a[1], a[2] as u32 as usize),
         libc::SYS_sendto => (a[4], a[5] as u32 as usize),
-        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_mkdir | libc::SYS_mkdirat => {
-            return removal(listener, &n, judge);
+        libc::SYS_unlink | libc::SYS_unlinkat | libc::SYS_rmdir | libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 => {
+            return removal(listener, &n, files);
         }
-        _ => return signal(listener, &n, judge),
+        libc::SYS_sendmsg | libc::SYS_sendmmsg => return datagram(listener, &n, judge, inflight),
+        libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
+            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
+            return super::creates::create(listener, &n, &mut maker);
+        }
+        _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.ns_pid), files.own_pids),
     };
     if addr_len > std::mem::size_of::<libc::sockaddr_storage>() {
         return seccomp::answer(listener, n.id, Err(libc::EINVAL));
@@ -435,66 +635,130 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, inflight: &Arc<AtomicUsize>)
     }
 }
 
-/// An unlink, rmdir or rename: a granted entry's, or one inside a folder
-/// made for the call, is done here; any other runs as made (removals.rs).
-fn removal(listener: RawFd, n: &Notif, judge: &Judge) {
-    use super::removals::{self, Act};
+/// sendmsg or sendmmsg: on a datagram socket every message is read once,
+/// its address judged as a connect, and sent by the supervisor on the
+/// caller's socket (datagrams.rs); on any other socket the call runs.
+fn datagram(listener: RawFd, n: &Notif, judge: &Judge, inflight: &Arc<AtomicUsize>) {
+    use super::datagrams::{datagram_socket, mmsg_at, read_message, send, write_len};
     let a = n.data.args;
-    let path = |at: u64| read_string(n.pid, at);
-    let target = |dirfd: i32, at: u64| path(at).and_then(|p| removals::resolve(n.pid, dirfd, &p));
-    let cwd = libc::AT_FDCWD;
-    let act = match n.data.nr as i64 {
-        // A folder made for the call: the line's own mkdir of it succeeds; a
-        // folder the line makes inside the workspace is made here, and its
-        // contents are the call's (arrivals.rs).
-        libc::SYS_mkdir | libc::SYS_mkdirat => {
-            let (t, mode) = if n.data.nr as i64 == libc::SYS_mkdir { (target(cwd, a[0]), a[1]) } else { (target(a[0] as i32, a[1]), a[2]) };
-            match t {
-                Some(t) if super::arrivals::mkdir_made(&judge.made, &t.real) => Act::Done(Ok(0)),
-                Some(t) => match super::arrivals::mkdir_wanted(&judge.made, &t, mode as u32, n.pid) {
-                    Some(result) => Act::Done(result),
-                    None => Act::Continue,
-                },
-                None => Act::Continue,
+    let sock = match datagram_socket(n.pid, a[0] as i32) {
+        Ok(Some(s)) => s,
+        Ok(None) => return seccomp::let_run(listener, n.id),
+        Err(e) => return seccomp::answer(listener, n.id, Err(e)),
+    };
+    let many = n.data.nr as i64 == libc::SYS_sendmmsg;
+    let (count, flags) = if many { ((a[2] as u32 as usize).min(1024), a[3] as i32) } else { (1, a[2] as i32) };
+    let mut msgs = Vec::new();
+    for i in 0..count {
+        let at = if many { mmsg_at(a[1], i).0 } else { a[1] };
+        match read_message(n.pid, at, judge) {
+            Ok(m) => msgs.push(m),
+            Err(r) => {
+                if !r.why.is_empty() {
+                    eprintln!("{REFUSED}{} ({})", r.why, program_of(n.pid));
+                }
+                // sendmmsg sends what came before the first it cannot.
+                if msgs.is_empty() {
+                    return seccomp::answer(listener, n.id, Err(r.errno));
+                }
+                break;
             }
         }
-        libc::SYS_unlink => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), false),
-        libc::SYS_rmdir => removals::unlink(&judge.removals, &judge.made, target(cwd, a[0]), true),
-        libc::SYS_unlinkat => removals::unlink(&judge.removals, &judge.made, target(a[0] as i32, a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0),
-        libc::SYS_rename => removals::rename(&judge.removals, &judge.made, target(cwd, a[0]), target(cwd, a[1]), 0),
-        libc::SYS_renameat => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), 0),
-        _ => removals::rename(&judge.removals, &judge.made, target(a[0] as i32, a[1]), target(a[2] as i32, a[3]), a[4] as u32),
+    }
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    let blocking = !nonblocking(&sock) && flags & libc::MSG_DONTWAIT == 0;
+    let (pid, id, vector) = (n.pid, n.id, a[1]);
+    let work = move || {
+        let mut sent = 0i64;
+        let mut last = Ok(0);
+        for (i, m) in msgs.iter().enumerate() {
+            last = send(&sock, m, flags, pid);
+            match last {
+                Ok(bytes) => {
+                    if many {
+                        write_len(pid, mmsg_at(vector, i).1, bytes as u32);
+                    }
+                    sent += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        let result = if many && sent > 0 { Ok(sent) } else { last };
+        seccomp::answer(listener, id, result);
     };
-    match act {
-        Act::Done(result) if seccomp::still_waiting(listener, n.id) => seccomp::answer(listener, n.id, result),
-        Act::Done(_) => {}
-        Act::Continue => seccomp::let_run(listener, n.id),
+    if blocking {
+        inflight.fetch_add(1, Ordering::SeqCst);
+        let counter = inflight.clone();
+        std::thread::spawn(move || {
+            work();
+            counter.fetch_sub(1, Ordering::SeqCst);
+        });
+    } else {
+        work();
     }
 }
 
-/// A NUL-terminated string of the caller's (a path: at most PATH_MAX).
-fn read_string(pid: u32, at: u64) -> Option<String> {
-    let mut out = Vec::new();
-    let mut addr = at;
-    while out.len() < 4096 {
-        // Up to the end of the page, so an unmapped next page does not fail the read.
-        let room = 4096 - (addr % 4096) as usize;
-        let chunk = read_memory(pid, addr, room)?;
-        if let Some(end) = chunk.iter().position(|&b| b == 0) {
-            out.extend_from_slice(&chunk[..end]);
-            return String::from_utf8(out).ok();
+/// An unlink, rmdir or rename, judged (removals.rs). A quick way out
+/// first: where Landlock itself grants removal (a temp folder, tool state),
+/// by the path's text, the call runs as made (the kernel judges it anyway).
+fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
+    use super::removals::{self, Act, Scope};
+    use super::target::{resolve, textual};
+    let a = n.data.args;
+    let cwd = libc::AT_FDCWD;
+    let (from, to, flags, op, rmdir) = match n.data.nr as i64 {
+        libc::SYS_unlink => ((cwd, a[0]), None, 0, "unlink", false),
+        libc::SYS_rmdir => ((cwd, a[0]), None, 0, "rmdir", true),
+        libc::SYS_unlinkat => {
+            let rmdir = a[2] as i32 & libc::AT_REMOVEDIR != 0;
+            ((a[0] as i32, a[1]), None, 0, if rmdir { "rmdir" } else { "unlink" }, rmdir)
         }
-        out.extend_from_slice(&chunk);
-        addr += room as u64;
+        libc::SYS_rename => ((cwd, a[0]), Some((cwd, a[1])), 0, "rename", false),
+        libc::SYS_renameat => ((a[0] as i32, a[1]), Some((a[2] as i32, a[3])), 0, "rename", false),
+        _ => ((a[0] as i32, a[1]), Some((a[2] as i32, a[3])), a[4] as u32, "rename", false),
+    };
+    let Some(from_path) = read_string(n.pid, from.1) else { return seccomp::let_run(listener, n.id) };
+    let to_path = match to {
+        Some((_, at)) => match read_string(n.pid, at) {
+            Some(p) => Some(p),
+            None => return seccomp::let_run(listener, n.id),
+        },
+        None => None,
+    };
+    // (Landlock judges a removal on the folder that holds the entry.)
+    let quick = |dirfd: i32, p: &str| textual(n.pid, dirfd, p).is_some_and(|t| files.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
+    let dest = to.map(|(d, _)| d).zip(to_path.as_deref());
+    if quick(from.0, &from_path) && dest.is_none_or(|(d, p)| quick(d, p)) {
+        return seccomp::let_run(listener, n.id);
     }
-    None
+    let mut scope = Scope { removals: &files.removals, own: &mut files.own, rights: &files.rights };
+    let Some(source) = resolve(n.pid, from.0, &from_path) else { return seccomp::let_run(listener, n.id) };
+    let judged = match dest {
+        Some((dirfd, p)) => match resolve(n.pid, dirfd, p) {
+            Some(target) => removals::rename(&mut scope, &source, &target, flags),
+            None => return seccomp::let_run(listener, n.id),
+        },
+        None => removals::unlink(&mut scope, &source, rmdir),
+    };
+    if !seccomp::still_waiting(listener, n.id) {
+        return;
+    }
+    if let Some((capability, path)) = &judged.refused {
+        files.refusals.report(capability, path, op, n.pid);
+    }
+    match judged.act {
+        Act::Done(result) => seccomp::answer(listener, n.id, result),
+        Act::Continue => seccomp::let_run(listener, n.id),
+    }
 }
 
 /// A signal: to a process of this call (or a group, or everyone: the
 /// kernel sends only to those it may) it runs, and Landlock's scope judges
 /// it again; to one process outside the call it is refused here, EPERM as
 /// Landlock's own refusal, with a line that names it.
-fn signal(listener: RawFd, n: &Notif, judge: &Judge) {
+fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>, own_pids: bool) {
     let a = n.data.args;
     let (target, sig) = match n.data.nr as i64 {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
@@ -503,7 +767,12 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge) {
         libc::SYS_pidfd_send_signal => (pidfd_target(n.pid, a[0] as i32).unwrap_or(0), a[1] as i32),
         _ => return seccomp::answer(listener, n.id, Err(libc::ENOSYS)),
     };
-    if target <= 0 || judge.in_call(target) {
+    // The hand is the supervisor's, not the call's (a stopped hand makes
+    // nothing more for the call, which then knows nothing as its own).
+    // In a process namespace of its own a pid names only the call's own
+    // processes (and the supervisor reads none of them by it).
+    let to_hand = hand.is_some_and(|h| h == target || (!own_pids && super::sockets::thread_group_of(target) == Some(h)));
+    if !to_hand && (target <= 0 || own_pids || judge.in_call(target)) {
         return seccomp::let_run(listener, n.id);
     }
     if !seccomp::still_waiting(listener, n.id) {
@@ -527,81 +796,6 @@ fn comm_of(pid: i32) -> String {
 
 /// Datagrams and a Fast Open's first bytes fit well under this.
 const MAX_SEND: usize = 16 << 20;
-
-fn judge_address(pid: u32, bytes: &[u8], judge: &Judge) -> (Result<(), Refusal>, Option<Opened>) {
-    match decode(bytes) {
-        Some(Peer::Ip(ip, port)) => (judge.ip(ip, port), None),
-        Some(Peer::UnixAbstract(name)) => (judge.unix_abstract(&name), None),
-        Some(Peer::UnixPath(path)) => match open_for(pid, &path) {
-            Ok(o) => (judge.unix_path(&o), Some(o)),
-            Err(e) => (Err(Refusal { errno: e, why: String::new() }), None),
-        },
-        Some(Peer::Other(_)) | None => (Ok(()), None),
-    }
-}
-
-/// Open a unix socket's path as the caller would reach it (relative to its
-/// working directory, from its root), without reading it, following links
-/// as connect does.
-fn open_for(pid: u32, path: &[u8]) -> Result<Opened, i32> {
-    let base = if path.first() == Some(&b'/') { format!("/proc/{pid}/root") } else { format!("/proc/{pid}/cwd/") };
-    let mut full = base.into_bytes();
-    full.extend_from_slice(path);
-    let c = std::ffi::CString::new(full).map_err(|_| libc::EINVAL)?;
-    // SAFETY: a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(Opened { fd, real })
-}
-
-fn unix_address(path: &str) -> Vec<u8> {
-    let mut b = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
-    b.extend_from_slice(path.as_bytes());
-    b.push(0);
-    b
-}
-
-fn read_memory(pid: u32, at: u64, len: usize) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    if len == 0 {
-        return Some(buf);
-    }
-    let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: len };
-    let remote = libc::iovec { iov_base: at as *mut libc::c_void, iov_len: len };
-    // SAFETY: one local buffer of `len` bytes; the remote range is the kernel's to check.
-    let n = unsafe { libc::process_vm_readv(pid as i32, &local, 1, &remote, 1, 0) };
-    (n == len as isize).then_some(buf)
-}
-
-/// The caller's socket, as a descriptor of ours (pidfd_getfd(2)).
-fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
-    const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
-    // SAFETY: pidfd_open with a pid and flags.
-    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as i32, PIDFD_THREAD) };
-    if pidfd < 0 {
-        // Before Linux 6.9 a pidfd names a process: the thread's group.
-        let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
-        // SAFETY: as above.
-        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
-    }
-    if pidfd < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    // SAFETY: pidfd_getfd with descriptors and flags.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if got < 0 {
-        return Err(seccomp::errno());
-    }
-    // SAFETY: a new descriptor (close-on-exec, the kernel's default here).
-    Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
-}
 
 fn thread_group(tid: u32) -> Option<i32> {
     super::sockets::thread_group_of(tid as i32)
@@ -649,54 +843,47 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-fn send_fd(channel: RawFd, fd: RawFd) -> Result<(), String> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
+/// In the child: say the listener's number (and the hand's pid as the call
+/// sees it: a signal to it is refused) and wait until the supervisor has
+/// taken its copy. The supervisor reads who wrote it from the message's
+/// credentials (SO_PASSCRED).
+fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bool) -> Result<(), String> {
+    let mut n = fd.to_ne_bytes().to_vec();
+    n.extend(hand.unwrap_or(0).to_ne_bytes());
+    n.extend(i32::from(own_pids).to_ne_bytes());
+    // SAFETY: buffers of the lengths passed.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut RawFd, fd);
-        if libc::sendmsg(channel, &msg, 0) < 0 {
+        if libc::write(channel, n.as_ptr().cast(), n.len()) != n.len() as isize {
             return Err(std::io::Error::last_os_error().to_string());
+        }
+        let mut ack = [0u8; 1];
+        if libc::read(channel, ack.as_mut_ptr().cast(), 1) != 1 {
+            return Err("the supervisor did not take it".into());
         }
     }
     Ok(())
 }
 
-/// The listener the child sends, or None when it failed before sending
-/// (its exit status says why).
-fn receive_fd(channel: RawFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut bufs = [IoSliceMut::new(&mut byte)];
-    // SAFETY: CMSG_SPACE of one descriptor.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = bufs.as_mut_ptr().cast();
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        if libc::recvmsg(channel, &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
-            return None;
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const RawFd);
-        Some(OwnedFd::from_raw_fd(fd))
+/// The listener of the child `pid`, taken by the number it says, or None
+/// when it failed before (its exit status says why).
+fn take_listener(channel: RawFd) -> Option<Listener> {
+    let mut n = [0u8; 12];
+    let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
+    if got != n.len() {
+        return None;
     }
+    let word = |i: usize| i32::from_ne_bytes(n[i..i + 4].try_into().unwrap());
+    let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
+    // SAFETY: a one-byte buffer.
+    unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
+    Some(Listener { fd, hand: word(4), own_pids: word(8) != 0 })
+}
+
+/// The filter's listener, as the command's process handed it over.
+struct Listener {
+    fd: OwnedFd,
+    /// The hand's pid as the call numbers it (0: none, or not known).
+    hand: i32,
+    /// The call runs in a process namespace of its own.
+    own_pids: bool,
 }

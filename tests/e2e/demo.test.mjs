@@ -10,7 +10,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { HOST, PKG, REPO, missingPrerequisite, testOutput } from './harness.mjs'
@@ -102,6 +102,13 @@ test('the demo runs from a fresh clone, answers one card of each kind and leaves
     const pid = Number(/^PID: +(\d+)/m.exec(demo.out)?.[1])
     assert.ok(url && pid, `the demo prints the URL and PID of dsh web:\n${demo.out}`)
     assert.match(demo.out, /Checked in headless Chromium: the Approvals tab shows \d+ rows/)
+    // The README's picture of the tab is taken again: a PNG of the 1400×900 window.
+    const picture = join(clone, 'docs', 'approvals-tab.png')
+    assert.match(demo.out, /The README's picture of the tab: \S+docs\/approvals-tab\.png/)
+    assert.ok(existsSync(picture) && statSync(picture).mtimeMs >= started, 'make demo wrote docs/approvals-tab.png')
+    const png = readFileSync(picture)
+    assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG')
+    assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1400, 900])
     assert.ok(alive(pid), 'dsh web is still running after the demo')
     const page = await fetch(url)
     assert.equal(page.status, 200, `${url} answers`)

@@ -169,7 +169,7 @@ test(`${LABEL}: confine on the macOS path: the kernel refuses what the rules do 
     const out = plan(['bash', '-c', command], policy)
     assert.equal(out.argv[0], SANDBOX)
     // sandbox-exec finds `bash` on PATH inside the sandbox: /bin's first (a
-    // Homebrew bash would need execute granted on /opt/homebrew, see README).
+    // Homebrew bash would need execute granted on /opt/homebrew, see docs/fence.md).
     const env = { ...process.env, HOME: w.p('home'), PATH: `/bin:/usr/bin:${process.env.PATH}` }
     const r = spawnSync(out.argv[0], out.argv.slice(1), { cwd: w.p('ws'), encoding: 'utf8', env })
     return { ...r, out }

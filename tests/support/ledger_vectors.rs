@@ -104,5 +104,14 @@ pub fn checks() -> Vec<(&'static str, Option<String>)> {
         let [r] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
         (r.kernel != [serde_json::json!({"path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"]})]).then(|| format!("{r:?}"))
     })()));
+
+    let background = |call: &str, pids: serde_json::Value| line(serde_json::json!({"dshAllow": 1, "kind": "background", "sessionId": "s1", "callId": call, "pids": pids}));
+    let text = decision("s1", "dev", "allow", "baseline", "npm run dev &") + &background("dev", serde_json::json!([4242, 4243]))
+        + &background("dev", serde_json::json!([])) + &background("nobody", serde_json::json!([7]));
+    let f = fold(&text, &all);
+    out.push(("a_call_that_left_processes_running_says_which_and_stray_or_empty_lines_are_skipped", (|| {
+        let [r] = f.rows.as_slice() else { return Some(format!("{} rows", f.rows.len())) };
+        (r.background != [4242, 4243] || f.skipped != 2).then(|| format!("{r:?}, {} skipped", f.skipped))
+    })()));
     out
 }

@@ -5,7 +5,7 @@
 //! "Operation not permitted").
 //!
 //! Known limit of user notification, which a test instrument accepts and
-//! the README names: "continue" lets the kernel re-read the path from the
+//! docs/testing.md names: "continue" lets the kernel re-read the path from the
 //! process's memory, so another thread of the process could change it in
 //! between (seccomp_unotify(2), "Design goals; use of
 //! SECCOMP_USER_NOTIF_FLAG_CONTINUE").

@@ -192,7 +192,7 @@ pub fn plan(nr: i64, args: [u64; 6], tid: u32, mem: &dyn Memory) -> Plan {
 /// connect(2) to a unix socket by path is `network-outbound` on that path
 /// (the optable: the operation takes path filters for unix sockets). An IP
 /// address has no path: the model does not judge `remote` filters, and
-/// passes it (README: what the model carries).
+/// passes it (docs/testing.md: the Seatbelt model).
 fn connect(args: [u64; 6], tid: u32, mem: &dyn Memory) -> Plan {
     let Some(head) = mem.u64_at(args[1]) else { return Plan::Check(vec![("network-outbound", Resolved::Unknown)]) };
     if (head & 0xffff) as i32 != libc::AF_UNIX {

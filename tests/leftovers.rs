@@ -1,0 +1,147 @@
+//! Processes that outlive their call, on the real kernel: they are kept
+//! (a server started in the background is everyday work), said on the
+//! call's standard error for the ledger, stay fenced, and are judged
+//! against the DSH control planes running *now*: a `dsh` that starts after
+//! the call ended — a restart, a second one, one with another DSH_HOME —
+//! is refused to them as to any fenced call, while an ordinary local
+//! server stays reachable. Each runs as root and as uid 65534, each probe
+//! beside an unfenced control.
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/users.rs"]
+mod users;
+
+use serde_json::json;
+use users::NOBODY;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+struct World {
+    base: PathBuf,
+    user: Option<u32>,
+    children: Vec<Child>,
+}
+
+impl World {
+    fn new(name: &str, user: Option<u32>) -> Option<World> {
+        if !users::usable(name, user) {
+            return None;
+        }
+        let who = user.map_or("root".to_string(), |u| u.to_string());
+        let base = scratch::root().join(format!("left-{name}-{who}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        for d in ["ws", "home/.dsh", "bin"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        fs::copy(BIN, base.join("bin/dsh-allow")).unwrap();
+        // A stand-in DSH: DSH's command name, listening on a loopback port
+        // it writes down (what `dsh web` does, as far as a socket goes).
+        let server = "#!/usr/bin/python3\nimport socket, sys\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\ns.listen(8)\nopen(sys.argv[1], 'w').write(str(s.getsockname()[1]))\nwhile True:\n    c, _ = s.accept()\n    c.close()\n";
+        for name in ["dsh", "devserver"] {
+            fs::write(base.join("bin").join(name), server).unwrap();
+            fs::set_permissions(base.join("bin").join(name), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        users::own(&base, user);
+        Some(World { base, user, children: Vec::new() })
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel)
+    }
+
+    /// A listener of this user, started now (unfenced), and its port.
+    fn listen(&mut self, program: &str) -> u16 {
+        let port_file = self.path(&format!("home/{program}.port"));
+        let prog = self.path(&format!("bin/{program}")).to_string_lossy().into_owned();
+        let child = users::command_as(self.user, &[&prog, &port_file.to_string_lossy()]).env("PATH", PATH).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        self.children.push(child);
+        wait_for(&port_file);
+        std::thread::sleep(Duration::from_millis(50));
+        fs::read_to_string(&port_file).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+fn wait_for(p: &Path) {
+    let start = Instant::now();
+    while !p.exists() || fs::read_to_string(p).map(|t| t.trim().is_empty()).unwrap_or(true) {
+        assert!(start.elapsed() < Duration::from_secs(20), "{} never appeared", p.display());
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The probe a leftover runs once told to: connect to each port in
+/// `ports`, write what each connect did.
+const PROBE: &str = r#"
+import os, socket, sys, time
+ws = sys.argv[1]
+for _ in range(800):
+    if os.path.exists(os.path.join(ws, "go")):
+        break
+    time.sleep(0.025)
+out = []
+for p in open(os.path.join(ws, "go")).read().split():
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", int(p)))
+        out.append(p + " connected")
+    except OSError as e:
+        out.append(p + " " + (e.strerror or str(e)))
+    s.close()
+open(os.path.join(ws, "result.txt"), "w").write("\n".join(out) + "\n")
+"#;
+
+#[test]
+fn a_process_left_running_is_reported_kept_fenced_and_judged_against_the_hosts_running_now() {
+    for user in [None, Some(NOBODY)] {
+        let Some(mut w) = World::new("live", user) else { continue };
+        fs::write(w.path("ws/probe.py"), PROBE).unwrap();
+        users::own(&w.base, user);
+        let ws = w.path("ws").to_string_lossy().into_owned();
+        let profile = json!({
+            "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+        });
+        let script = "setsid python3 probe.py \"$PWD\" </dev/null >/dev/null 2>&1 & echo started";
+        let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+        let mut argv = users::become_user(user);
+        argv.extend([runner, "run".into(), "--profile-json".into(), profile.to_string(), "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
+        let out = Command::new(&argv[0]).args(&argv[1..]).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).stdin(Stdio::null()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("dsh-allow: left running: 1 process of this call (pids "), "the call says what it left running: {stderr}");
+        // Only now, with the call over, do a DSH and a dev server start.
+        let dsh = w.listen("dsh");
+        let dev = w.listen("devserver");
+        fs::write(w.path("ws/go"), format!("{dsh} {dev}")).unwrap();
+        wait_for(&w.path("ws/result.txt"));
+        let result = fs::read_to_string(w.path("ws/result.txt")).unwrap();
+        assert!(result.contains(&format!("{dsh} Permission denied")), "a DSH started after the call was reached by what the call left running: {result}");
+        assert!(result.contains(&format!("{dev} connected")), "an ordinary local server is cut off: {result}");
+        // The control: the same probe unfenced reaches both.
+        let _ = fs::remove_file(w.path("ws/result.txt"));
+        let probe = w.path("ws/probe.py").to_string_lossy().into_owned();
+        let control = users::command_as(user, &["/usr/bin/python3", &probe, &ws]).current_dir(w.path("ws")).env("PATH", PATH).output().unwrap();
+        assert!(control.status.success(), "{}", String::from_utf8_lossy(&control.stderr));
+        let result = fs::read_to_string(w.path("ws/result.txt")).unwrap();
+        assert!(result.contains(&format!("{dsh} connected")), "the stand-in DSH cannot be reached even unfenced: {result}");
+    }
+}

@@ -1,0 +1,437 @@
+//! Delete means what existed before the call, on the real kernel: what the
+//! call itself made (files, folders, links, fifos, sockets) it may remove
+//! and rename with no card; replacing a file it may write is writing;
+//! SQLite's sidecars beside a database it may write are the database; and
+//! hidden code still cannot remove or rename away anything that existed
+//! before the call — directly, through a hard link, a rename-exchange, a
+//! truncate-then-replace, or a file another process rewrote during the
+//! call. Each runs as root and again as an unprivileged user (uid 65534),
+//! each fenced step beside an unfenced control where the claim is that the
+//! fence changes nothing.
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/users.rs"]
+mod users;
+
+use serde_json::{json, Value};
+use users::NOBODY;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// A workspace and a home outside the temp folders (which the baseline
+/// opens fully), and a copy of the runner the user may start.
+struct World {
+    base: PathBuf,
+    user: Option<u32>,
+    runner: PathBuf,
+}
+
+impl World {
+    fn new(name: &str, user: Option<u32>) -> Option<World> {
+        if !users::usable(name, user) {
+            return None;
+        }
+        let who = user.map_or("root".to_string(), |u| u.to_string());
+        let base = scratch::root().join(format!("own-{name}-{who}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        for d in ["ws", "home/.dsh", "control"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
+        let runner = base.join("dsh-allow");
+        fs::copy(BIN, &runner).unwrap();
+        fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
+        let mut up = base.parent();
+        while let Some(d) = up {
+            if user.is_some() && d.metadata().map(|m| m.permissions().mode() & 0o001 == 0).unwrap_or(false) {
+                eprintln!("SKIP {name} as an unprivileged user: {} is not searchable by others", d.display());
+                let _ = fs::remove_dir_all(&base);
+                return None;
+            }
+            up = d.parent();
+        }
+        Some(World { base, user, runner })
+    }
+
+    fn p(&self, rel: &str) -> String {
+        self.base.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.base.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.base.join(rel)).unwrap_or_default()
+    }
+
+    fn own(&self) {
+        users::own(&self.base, self.user);
+    }
+
+    /// The default profile of a workspace-write session, no rule, no grant.
+    fn profile(&self) -> Value {
+        json!({
+            "workspace": self.p("ws"), "home": self.p("home"), "harnessHome": self.p("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json")],
+        })
+    }
+
+    /// `bash -c script` as this world's user in `dir` (under `ws`), fenced.
+    fn fenced(&self, script: &str) -> Output {
+        self.fenced_in("ws", script)
+    }
+
+    fn fenced_in(&self, dir: &str, script: &str) -> Output {
+        let runner = self.runner.to_string_lossy().into_owned();
+        let mut argv: Vec<String> = users::become_user(self.user);
+        argv.extend([runner, "run".into(), "--profile-json".into(), self.profile().to_string(), "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
+        self.command(&argv, dir).output().unwrap()
+    }
+
+    /// The same script unfenced, as the same user, in `dir`.
+    fn unfenced_in(&self, dir: &str, script: &str) -> Output {
+        let mut argv: Vec<String> = users::become_user(self.user);
+        argv.extend(["/bin/bash".into(), "-c".into(), script.into()]);
+        self.command(&argv, dir).output().unwrap()
+    }
+
+    fn command(&self, argv: &[String], dir: &str) -> Command {
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..])
+            .current_dir(self.base.join(dir))
+            .env("HOME", self.base.join("home"))
+            .env("PATH", PATH)
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn for_each_user(name: &str, f: impl Fn(&World)) {
+    for user in [None, Some(NOBODY)] {
+        if let Some(w) = World::new(name, user) {
+            f(&w);
+        }
+    }
+}
+
+/// The script in the fence and, on a copy of the same files, without it:
+/// both succeed, and leave the same entries behind.
+fn same_as_unfenced(w: &World, files: &[(&str, &str)], script: &str) -> Output {
+    for (rel, body) in files {
+        w.write(&format!("ws/{rel}"), body);
+        w.write(&format!("control/{rel}"), body);
+    }
+    w.own();
+    let control = w.unfenced_in("control", script);
+    assert!(control.status.success(), "the unfenced control fails, so the test proves nothing: {}", text(&control));
+    let out = w.fenced(script);
+    assert!(out.status.success(), "`{script}` fails under the fence: {}", text(&out));
+    assert_eq!(listing(&w.path("ws")), listing(&w.path("control")), "the fence left other entries behind than the unfenced run");
+    out
+}
+
+/// Every entry under `root`, relative, sorted (a link as `name -> target`).
+fn listing(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                out.push(format!("{rel} -> {}", fs::read_link(&p).unwrap().display()));
+            } else {
+                if t.is_dir() {
+                    todo.push(p);
+                }
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn what_the_call_made_it_removes_and_renames_with_no_card() {
+    for_each_user("made", |w| {
+        let script = "echo x > new.txt && mv new.txt moved.txt && rm moved.txt \
+            && mkdir -p d/e && echo y > d/e/f && mv d d2 && rm -rf d2 \
+            && ln -s nowhere link && rm link && mkfifo pipe && rm pipe \
+            && python3 -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.bind(\"sock\"); s.close(); os.remove(\"sock\")' \
+            && echo kept > result.txt";
+        same_as_unfenced(w, &[("keep.txt", "mine\n")], script);
+        assert_eq!(w.read("ws/result.txt"), "kept\n");
+    });
+}
+
+#[test]
+fn what_existed_before_the_call_cannot_be_removed_or_renamed_away() {
+    for_each_user("existed", |w| {
+        w.write("ws/keep.txt", "mine\n");
+        w.write("ws/dir/inner.txt", "mine too\n");
+        w.own();
+        for script in ["rm keep.txt", "mv keep.txt gone.txt", "rm -rf dir", "python3 -c 'import os; os.rename(\"keep.txt\", \"dir/x\")'", "unlink dir/inner.txt"] {
+            let out = w.fenced(script);
+            assert!(!out.status.success(), "`{script}` removed what existed: {}", text(&out));
+        }
+        assert_eq!(w.read("ws/keep.txt"), "mine\n");
+        assert_eq!(w.read("ws/dir/inner.txt"), "mine too\n");
+        let out = w.fenced("rm keep.txt");
+        let line = format!("dsh-allow: refused delete \"{}\" (unlink; rm, pid ", w.p("ws/keep.txt"));
+        assert!(text(&out).contains(&line), "the refusal is named with its path and capability: {}", text(&out));
+    });
+}
+
+#[test]
+fn a_hard_link_the_call_made_to_an_existing_file_is_not_its_own() {
+    for_each_user("hardlink", |w| {
+        w.write("ws/keep.txt", "mine\n");
+        w.own();
+        let out = w.fenced("ln keep.txt alias && rm alias");
+        assert!(!out.status.success(), "a link to the user's file went as if the call's own: {}", text(&out));
+        let out = w.fenced("ln keep.txt alias2; rm -f keep.txt; mv alias2 elsewhere.txt");
+        assert!(w.path("ws/keep.txt").exists(), "the user's file went through a hard link: {}", text(&out));
+        assert_eq!(w.read("ws/keep.txt"), "mine\n");
+    });
+}
+
+#[test]
+fn a_rename_exchange_cannot_move_an_existing_file() {
+    for_each_user("exchange", |w| {
+        w.write("ws/keep.txt", "mine\n");
+        w.own();
+        let script = r#"echo theirs > own.txt && python3 - <<'EOF'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD = -100
+r = libc.renameat2(AT_FDCWD, b"own.txt", AT_FDCWD, b"keep.txt", 2)
+sys.exit(0 if r == 0 else 3)
+EOF"#;
+        let out = w.fenced(script);
+        assert_eq!(out.status.code(), Some(3), "the exchange ran: {}", text(&out));
+        assert_eq!(w.read("ws/keep.txt"), "mine\n");
+        let control = w.unfenced_in("ws", script);
+        assert!(control.status.success(), "renameat2 exchange does not work unfenced here: {}", text(&control));
+    });
+}
+
+#[test]
+fn replacing_a_file_the_call_may_write_is_writing_and_the_result_is_the_users() {
+    for_each_user("replace", |w| {
+        let mut script = "python3 -c 'import tempfile, os\nfd, tmp = tempfile.mkstemp(dir=\".\")\nos.write(fd, b\"new\\n\"); os.close(fd)\nos.replace(tmp, \"config.json\")' && ln -sfn b current".to_string();
+        if Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success()) {
+            script.push_str(" && node -e 'const fs=require(\"fs\"); fs.writeFileSync(\"pkg.json.tmp\", \"{}\\n\"); fs.renameSync(\"pkg.json.tmp\", \"pkg.json\")'");
+        }
+        for dir in ["ws", "control"] {
+            std::os::unix::fs::symlink("a", w.path(&format!("{dir}/current"))).unwrap();
+        }
+        same_as_unfenced(w, &[("config.json", "old\n"), ("pkg.json", "{\"old\":1}\n")], &script);
+        assert_eq!(w.read("ws/config.json"), "new\n");
+        assert_eq!(fs::read_link(w.path("ws/current")).unwrap(), Path::new("b"));
+        // The replaced entry stands where the user's stood, and is the user's.
+        let out = w.fenced("rm config.json");
+        assert!(!out.status.success() && w.path("ws/config.json").exists(), "the replaced file went as the call's own: {}", text(&out));
+    });
+}
+
+#[test]
+fn a_truncated_and_rewritten_file_is_still_the_users() {
+    for_each_user("truncate", |w| {
+        w.write("ws/keep.txt", "mine\n");
+        w.own();
+        let out = w.fenced(": > keep.txt && echo over > keep.txt && echo tmp > t && mv -f t keep.txt && rm keep.txt");
+        assert!(!out.status.success(), "{}", text(&out));
+        assert_eq!(w.read("ws/keep.txt"), "tmp\n", "written, twice, and still there");
+    });
+}
+
+#[test]
+fn a_file_another_process_rewrote_during_the_call_is_not_the_calls() {
+    for_each_user("rewritten", |w| {
+        w.write("ws/credentials", "key-1\n");
+        w.own();
+        // The call waits while another process rotates the file (temp +
+        // rename, a new inode born during the call), then tries to move it.
+        let script = "echo > started; for i in $(seq 200); do [ -e rotated ] && break; sleep 0.05; done; mv credentials stolen; cat stolen 2>/dev/null; exit 0";
+        let runner = w.runner.to_string_lossy().into_owned();
+        let mut argv: Vec<String> = users::become_user(w.user);
+        argv.extend([runner, "run".into(), "--profile-json".into(), w.profile().to_string(), "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
+        let child = w.command(&argv, "ws").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        for _ in 0..200 {
+            if w.path("ws/started").exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        let rotate = users::command_as(w.user, &["/bin/sh", "-c", "printf 'key-2\\n' > .credentials.new && mv .credentials.new credentials && : > rotated"])
+            .current_dir(w.path("ws"))
+            .status()
+            .unwrap();
+        assert!(rotate.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(w.read("ws/credentials"), "key-2\n", "the rotated file was moved away by the call: {}", text(&out));
+        assert!(!w.path("ws/stolen").exists());
+    });
+}
+
+#[test]
+fn ownership_lasts_for_the_call_only() {
+    for_each_user("lifetime", |w| {
+        w.own();
+        let out = w.fenced("echo x > made.txt");
+        assert!(out.status.success(), "{}", text(&out));
+        let out = w.fenced("rm made.txt");
+        assert!(!out.status.success() && w.path("ws/made.txt").exists(), "what an earlier call made is the user's now: {}", text(&out));
+    });
+}
+
+#[test]
+fn an_existing_file_opened_to_append_is_not_made_by_the_call() {
+    for_each_user("append", |w| {
+        w.write("ws/log.txt", "one\n");
+        w.own();
+        let out = w.fenced("echo two >> log.txt && rm log.txt");
+        assert!(!out.status.success(), "{}", text(&out));
+        assert_eq!(w.read("ws/log.txt"), "one\ntwo\n");
+    });
+}
+
+#[test]
+fn what_the_call_makes_has_its_umask_and_mode() {
+    for_each_user("umask", |w| {
+        let script = "umask 077 && touch private && mkdir privdir && umask 022 && touch public && mkdir pubdir && install -m 640 /dev/null grouped && stat -c '%n %a' private privdir public pubdir grouped";
+        let out = same_as_unfenced(w, &[], script);
+        let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(shown, "private 600\nprivdir 700\npublic 644\npubdir 755\ngrouped 640\n");
+        let control = w.unfenced_in("control", &format!("rm -rf private privdir public pubdir grouped; {script}"));
+        assert_eq!(String::from_utf8_lossy(&control.stdout), shown, "same modes unfenced");
+    });
+}
+
+#[test]
+fn an_unnamed_file_linked_into_place_is_the_calls_own() {
+    for_each_user("tmpfile", |w| {
+        // linkat(…, AT_SYMLINK_FOLLOW) through /proc/self/fd, as glibc's
+        // users do (Python's os.link does not follow).
+        let script = r#"python3 - <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)
+os.write(fd, b"x")
+assert libc.linkat(-100, f"/proc/self/fd/{fd}".encode(), -100, b"linked", 0x400) == 0, ctypes.get_errno()
+os.close(fd)
+os.remove("linked")
+EOF"#;
+        same_as_unfenced(w, &[], script);
+    });
+}
+
+#[test]
+fn a_create_the_fence_refuses_is_named() {
+    for_each_user("create-refused", |w| {
+        w.own();
+        let out = w.fenced("touch ~/outside.txt");
+        assert!(!out.status.success(), "{}", text(&out));
+        let line = format!("dsh-allow: refused create \"{}\" (open; touch, pid ", w.p("home/outside.txt"));
+        assert!(text(&out).contains(&line), "{}", text(&out));
+        assert!(!w.path("home/outside.txt").exists());
+    });
+}
+
+/// A python3 script run against `app.db` (DELETE journal mode unless it
+/// says otherwise).
+fn sqlite(code: &str) -> String {
+    format!("python3 - <<'EOF'\nimport sqlite3, os\n{code}\nEOF")
+}
+
+#[test]
+fn sqlite_commits_in_a_new_and_an_existing_database() {
+    for_each_user("sqlite", |w| {
+        let first = sqlite("c = sqlite3.connect('app.db'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit(); c.close()");
+        same_as_unfenced(w, &[], &first);
+        let again = sqlite("c = sqlite3.connect('app.db'); c.execute('insert into t values (2)'); c.commit(); print(c.execute('select count(*) from t').fetchone()[0])");
+        let out = w.fenced(&again);
+        assert!(out.status.success(), "a commit in a database an earlier call made fails: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+        assert!(!w.path("ws/app.db-journal").exists(), "no journal left behind");
+    });
+}
+
+#[test]
+fn sqlite_wal_files_left_by_an_earlier_call_are_the_databases() {
+    for_each_user("sqlite-wal", |w| {
+        w.own();
+        // An earlier process left -wal and -shm behind (it did not close).
+        let leave = sqlite("c = sqlite3.connect('app.db'); c.execute('pragma journal_mode=wal'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit(); os._exit(0)");
+        let out = w.fenced(&leave);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(w.path("ws/app.db-wal").exists(), "the scene: a WAL left behind");
+        let read = sqlite("c = sqlite3.connect('app.db'); print(c.execute('select count(*) from t').fetchone()[0]); c.close()");
+        let out = w.fenced(&read);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+        assert!(!w.path("ws/app.db-wal").exists() && !w.path("ws/app.db-shm").exists(), "the last connection removes the WAL files: {}", text(&out));
+    });
+}
+
+#[test]
+fn a_hot_journal_left_by_a_failed_call_is_rolled_back_and_removed() {
+    for_each_user("sqlite-hot", |w| {
+        w.own();
+        let setup = sqlite("c = sqlite3.connect('app.db'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit(); c.close()");
+        assert!(w.fenced(&setup).status.success());
+        // Dies in the middle of a transaction that spilled to the file.
+        let die = sqlite("c = sqlite3.connect('app.db'); c.execute('pragma cache_size=1'); c.execute('begin'); c.executemany('insert into t values (?)', [(b'x'*4000,) for _ in range(200)]); os._exit(0)");
+        let out = w.fenced(&die);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(w.path("ws/app.db-journal").exists(), "the scene: a hot journal");
+        let read = sqlite("c = sqlite3.connect('app.db'); print(c.execute('select count(*) from t').fetchone()[0])");
+        let out = w.fenced(&read);
+        assert!(out.status.success(), "reading past a hot journal fails: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1", "rolled back");
+        assert!(!w.path("ws/app.db-journal").exists());
+    });
+}
+
+#[test]
+fn a_sidecar_name_beside_something_that_is_no_writable_database_stays() {
+    for_each_user("sidecar-not-db", |w| {
+        w.write("ws/notes", "plain text\n");
+        w.write("ws/notes-journal", "my journal\n");
+        w.write("home/app.db", "SQLite format 3\0rest");
+        w.write("home/app.db-journal", "hot\n");
+        w.own();
+        let out = w.fenced(&format!("rm -f notes-journal; rm -f {}", w.p("home/app.db-journal")));
+        assert!(w.path("ws/notes-journal").exists(), "a -journal beside a file that is no database went: {}", text(&out));
+        assert!(w.path("home/app.db-journal").exists(), "the journal of a database the call may not write went: {}", text(&out));
+    });
+}
