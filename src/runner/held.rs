@@ -176,11 +176,10 @@ type Mounted = (String, String, Result<(), String>, &'static str);
 /// ([`persistence`]); handed to the keeper at that point when it may hold
 /// it; then the call's own mounts. Says, for `--report-fence`, what each
 /// did.
-
 fn mount_fences(req: &ProfileRequest, rules: &Rules, plan: &Plan) -> Result<Mounted, String> {
     persistence::enter_namespace()?;
     let ids = &plan.ids;
-    let same_file = |path: &str, fd: &OwnedFd| ids.get(path).is_some() && ids.get(path).copied() == linux::identity(fd);
+    let same_file = |path: &str, fd: &OwnedFd| ids.contains_key(path) && ids.get(path).copied() == linux::identity(fd);
     let check: Option<SameFile> = plan.hand_over.then_some(&same_file as SameFile);
     let (metadata, roots_same) = match readonly::fence_tree(&readonly::writable_roots(rules), check)? {
         Some(tree) => (format!("fenced ({} writable roots)", tree.roots), tree.same),
