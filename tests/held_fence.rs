@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 use users::NOBODY;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+/// Rules a fence needs before the keeper holds it (runner/held.rs), and more.
+const MANY: usize = 600;
 
 /// One at a time: a tree made by another test changes the folder every tree
 /// sits in, which a held fence has to prove again.
@@ -48,6 +50,10 @@ impl World {
         let _ = fs::remove_dir_all(&base);
         for d in ["ws/src", "home/.dsh/dsh-allow-fence", "outside/build", "outside/other"] {
             fs::create_dir_all(base.join(d)).unwrap();
+        }
+        // A long-lived store's rules: the keeper holds only fences this large.
+        for i in 0..MANY {
+            fs::create_dir_all(base.join(format!("outside/many/m{i}"))).unwrap();
         }
         fs::write(base.join("ws/src/main.rs"), "fn main() {}\n").unwrap();
         fs::write(base.join("home/secret.txt"), "SECRET\n").unwrap();
@@ -81,8 +87,16 @@ impl World {
         self.p("home/.dsh/dsh-allow-fence")
     }
 
-    /// The workspace profile, the fence cache protected, with `rules`.
+    /// The workspace profile, the fence cache protected, with `rules` and
+    /// a read rule on each of the many folders.
     fn profile(&self, rules: Value) -> Value {
+        let mut all = rules.as_array().cloned().unwrap_or_default();
+        all.extend((0..MANY).map(|i| json!({ "path": self.p(&format!("outside/many/m{i}")), "recursive": true, "access": { "read": true } })));
+        self.small(Value::Array(all))
+    }
+
+    /// The workspace profile with `rules` alone.
+    fn small(&self, rules: Value) -> Value {
         json!({
             "workspace": self.p("ws"), "home": self.p("home"), "harnessHome": self.p("home/.dsh"),
             "platform": "linux", "mode": "workspace-write", "rules": rules,
@@ -144,6 +158,18 @@ fn each_user(f: impl Fn(Option<u32>)) {
     for user in [None, Some(NOBODY)] {
         f(user);
     }
+}
+
+#[test]
+fn a_small_fence_is_built_by_each_call_with_no_keeper() {
+    let Some(w) = World::new("small", None) else { return };
+    let profile = w.small(json!([]));
+    for _ in 0..3 {
+        let (_, held, ok) = w.run(&profile, "true");
+        assert_eq!((held.as_str(), ok), ("built", true));
+    }
+    assert_eq!(w.keeper(), None, "a keeper was started for a fence it would not hold");
+    assert!(!w.base.join("home/.dsh/dsh-allow-fence/keeper").exists());
 }
 
 #[test]

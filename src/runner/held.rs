@@ -21,6 +21,17 @@ use super::{persistence, readonly, EXIT_FAILED};
 use crate::api::Persistence;
 use crate::fence::ProfileRequest;
 
+/// Below this many rules a call builds its fence about as fast as it asks
+/// the keeper for it (a round trip to another process that must be woken,
+/// ~0.1–0.3 ms here, and the keeper's own work to build the next ruleset):
+/// the default profile's ~190 rules are built by the call itself.
+const HOLD_FROM: usize = 512;
+
+/// Whether a fence is large enough for the keeper to hold.
+pub fn worth_holding(rules: &Rules) -> bool {
+    rules.rules.len() >= HOLD_FROM
+}
+
 /// Where a fence may be held: the fence cache, the kept entry (its file and
 /// name), and the name the keeper holds it under.
 struct Hold {
@@ -52,7 +63,7 @@ impl Plan {
         let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
         let shut = req.persistence == Persistence::Shut;
         let surfaces = if shut { persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace)) } else { Vec::new() };
-        let mut plan = Plan { here, surfaces, hold: None, held: None, hand_over: false, ids: BTreeMap::new(), keeper: None, asked: "built (not kept)" };
+        let mut plan = Plan { here, surfaces, hold: None, held: None, hand_over: false, ids: BTreeMap::new(), keeper: None, asked: "built" };
         let (Some(dir), Some(entry)) = (cache, entry) else { return plan };
         let Some(name) = keeper::name(&entry.id, shut, &plan.surfaces) else {
             plan.asked = "built (a surface changed while it was looked at)";

@@ -114,9 +114,6 @@ pub fn main(args: &[String]) -> u8 {
                 Ok(r) => r,
                 Err(e) => return fail(EXIT_FAILED, &e),
             };
-            // What the keeper holds is asked for here, outside every namespace.
-            let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
-            let plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref());
             // The supervisor reads the rules too (rights.rs). A kept entry
             // damaged past its first lines is compiled afresh.
             let rules = match rules.or_else(|| entry.as_ref()?.rules()) {
@@ -127,6 +124,9 @@ pub fn main(args: &[String]) -> u8 {
                     Err(e) => return fail(EXIT_FAILED, &e),
                 },
             };
+            // What the keeper holds is asked for here, outside every namespace.
+            let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
+            let plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)));
             let mut hosts = host_pids(&req);
             hosts.extend(plan.keeper);
             // SAFETY: getuid has no preconditions.
