@@ -154,6 +154,13 @@ impl Drop for World {
     }
 }
 
+/// A runner binary as the keeper knows it (kept.rs `this_binary`).
+fn identity(path: &std::path::Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size())
+}
+
 fn each_user(f: impl Fn(Option<u32>)) {
     for user in [None, Some(NOBODY)] {
         f(user);
@@ -285,18 +292,40 @@ fn no_fenced_process_reaches_the_keeper() {
         assert!(!w.run(&profile, &format!("rm -f {socket}")).2, "the keeper's socket was removed");
         // Outside any fence, a process with no_new_privs (as every fenced
         // one has) gets no answer either; one without it does.
+        let binary = identity(&w.runner);
         let ask = |nnp: bool| {
             let mut argv = users::become_user(w.user);
             if nnp {
                 argv.extend(["/usr/bin/setpriv".into(), "--no-new-privs".into()]);
             }
-            argv.extend(["python3".into(), "-c".into(), format!("import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(2); s.connect(\"{socket}\"); s.send(b\"get\\nnothing held here\"); print(s.recv(64))")]);
+            argv.extend(["python3".into(), "-c".into(), format!("import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(2); s.connect(\"{socket}\"); s.send(b\"get\\n{binary}\\nnothing held here\"); print(s.recv(64))")]);
             let out = Command::new(&argv[0]).args(&argv[1..]).env("PATH", "/usr/bin:/bin").output().unwrap();
             String::from_utf8_lossy(&out.stdout).trim().to_string()
         };
         assert_eq!(ask(false), "b'none'");
         assert_ne!(ask(true), "b'none'", "the keeper answered a process with no_new_privs");
     });
+}
+
+#[test]
+fn a_keeper_of_another_runner_leaves_for_the_one_that_asks() {
+    let Some(mut w) = World::new("upgraded", None) else { return };
+    let profile = w.profile(json!([]));
+    w.until_joined(&profile);
+    let old = w.keeper().expect("a keeper serves the fence cache");
+    // The runner is updated: another binary at another path.
+    let newer = w.base.join("dsh-allow-newer");
+    fs::copy(&w.runner, &newer).unwrap();
+    w.runner = newer;
+    let (_, held, ok) = w.run(&profile, "true");
+    assert!(ok && held != "joined", "a fence held by another binary's keeper was joined: {held}");
+    let began = Instant::now();
+    while PathBuf::from(format!("/proc/{old}/cmdline")).exists() && fs::read(format!("/proc/{old}/cmdline")).is_ok_and(|c| !c.is_empty()) && began.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(fs::read(format!("/proc/{old}/cmdline")).map_or(true, |c| c.is_empty()), "the other binary's keeper stayed");
+    w.until_joined(&profile);
+    assert_ne!(w.keeper(), Some(old));
 }
 
 #[test]

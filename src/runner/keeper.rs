@@ -237,7 +237,8 @@ pub fn get(dir: &str, name: &str) -> Asked {
         Err(asked) => return asked,
     };
     let Some((pid, _)) = peer(s.as_raw_fd()) else { return Asked::Silent };
-    if send(s.as_raw_fd(), format!("get\n{name}").as_bytes(), &[]).is_err() {
+    let Some(binary) = super::kept::this_binary() else { return Asked::Silent };
+    if send(s.as_raw_fd(), format!("get\n{binary}\n{name}").as_bytes(), &[]).is_err() {
         return Asked::Silent;
     }
     match receive(s.as_raw_fd()) {
@@ -262,7 +263,8 @@ pub fn get(dir: &str, name: &str) -> Asked {
 /// it was when it connected.
 pub fn put(dir: &str, name: &str, slot: &Path, id: &str, namespaces: &Option<Namespaces>) -> bool {
     let Ok(s) = connect(dir) else { return false };
-    let text = format!("put\n{}\n{id}\n{name}", slot.display());
+    let Some(binary) = super::kept::this_binary() else { return false };
+    let text = format!("put\n{binary}\n{}\n{id}\n{name}", slot.display());
     send(s.as_raw_fd(), text.as_bytes(), &fds_of(namespaces)).is_ok() && matches!(receive(s.as_raw_fd()), Some((text, _)) if text == b"kept")
 }
 
@@ -327,6 +329,9 @@ struct Kept {
     handled: u64,
     /// A ruleset built from `rules` for the next call only.
     next: Option<OwnedFd>,
+    /// The last one handed out, let go of at the next: the call that took
+    /// it then does not free its rules on its own way to the command.
+    handed: Option<OwnedFd>,
     used: Instant,
 }
 
@@ -374,7 +379,9 @@ pub fn serve(dir: &str) -> u8 {
             let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
             if c >= 0 {
                 let c = unsafe { OwnedFd::from_raw_fd(c) };
-                answer(&c, &mut held, abi);
+                if !answer(&c, &mut held, abi) {
+                    return 0;
+                }
                 last = Instant::now();
             }
         }
@@ -404,10 +411,12 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
     Some((m.dev(), m.ino()))
 }
 
-/// One request: `get NAME` (answered `held` — with `ruleset` when one is
-/// ready — and the descriptors, or `none`) or `put SLOT ID NAME` with the
-/// namespaces (answered `kept`).
-fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) {
+/// One request: `get BINARY NAME` (answered `held` — with `ruleset` when
+/// one is ready — and the descriptors, or `none`) or `put BINARY SLOT ID
+/// NAME` with the namespaces (answered `kept`). A request from another
+/// binary (the runner was updated) is answered `leaving`, and the keeper
+/// leaves (returns false) for one of that binary to take its place.
+fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) -> bool {
     let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
@@ -415,15 +424,21 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) {
     let me = unsafe { libc::geteuid() };
     match peer(c.as_raw_fd()) {
         Some((pid, uid)) if uid == me && unfenced(pid) => {}
-        _ => return,
+        _ => return true,
     }
-    let Some((text, fds)) = receive(c.as_raw_fd()) else { return };
-    let Ok(text) = std::str::from_utf8(&text) else { return };
-    match text.split_once('\n') {
-        Some(("get", name)) => {
+    let Some((text, fds)) = receive(c.as_raw_fd()) else { return true };
+    let Ok(text) = std::str::from_utf8(&text) else { return true };
+    let Some((verb, rest)) = text.split_once('\n') else { return true };
+    let Some((binary, rest)) = rest.split_once('\n') else { return true };
+    if Some(binary) != super::kept::this_binary().as_deref() {
+        let _ = send(c.as_raw_fd(), b"leaving", &[]);
+        return false;
+    }
+    match (verb, rest) {
+        ("get", name) => {
             let Some(k) = held.iter_mut().find(|k| k.name == name) else {
                 let _ = send(c.as_raw_fd(), b"none", &[]);
-                return;
+                return true;
             };
             k.used = Instant::now();
             // Each ruleset goes to one call: a call adds its own rules to it.
@@ -431,13 +446,14 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) {
             let mut out: Vec<RawFd> = next.iter().map(|r| r.as_raw_fd()).collect();
             out.extend(fds_of(&k.namespaces));
             let _ = send(c.as_raw_fd(), if next.is_some() { b"held ruleset" } else { b"held" }, &out);
+            k.handed = next;
         }
-        Some(("put", rest)) => {
+        ("put", rest) => {
             let mut parts = rest.splitn(3, '\n');
-            let (Some(slot), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { return };
+            let (Some(slot), Some(id), Some(name)) = (parts.next(), parts.next(), parts.next()) else { return true };
             let namespaces = namespaces_of(fds);
             if name.starts_with("shut ") && namespaces.is_none() {
-                return;
+                return true;
             }
             held.retain(|h| h.name != name);
             if held.len() >= HELD {
@@ -448,22 +464,33 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) {
             }
             // The caller goes on; its rules are opened here after it.
             let _ = send(c.as_raw_fd(), b"kept", &[]);
-            let mut k = Kept { name: name.to_string(), namespaces, rules: Vec::new(), handled: 0, next: None, used: Instant::now() };
-            hold_rules(&mut k, Path::new(slot), id, name.starts_with("shut "));
+            let mut k = Kept { name: name.to_string(), namespaces, rules: Vec::new(), handled: 0, next: None, handed: None, used: Instant::now() };
+            hold_rules(&mut k, Path::new(slot), id, name.starts_with("shut "), held);
             k.next = ruleset_of(&k, abi).filter(|_| !k.rules.is_empty());
             held.push(k);
         }
         _ => {}
     }
+    true
 }
 
 /// Open each rule of the kept entry in `slot` (if it is still the entry
 /// named `id`) that is not on a call's own mounts, keeping it only if it is
 /// the very file the entry names; all or none (then calls build their
-/// rulesets themselves).
-fn hold_rules(k: &mut Kept, slot: &Path, id: &str, own_mounts: bool) {
+/// rulesets themselves). Room is made first among the descriptors this
+/// process may hold, the least recently used fences `others` holds going.
+fn hold_rules(k: &mut Kept, slot: &Path, id: &str, own_mounts: bool, others: &mut Vec<Kept>) {
     let Some(entry) = super::kept::Reused::at(slot).filter(|e| e.id == id) else { return };
     let (Some(rules), ids) = (entry.rules(), entry.ids()) else { return };
+    let room = descriptors_allowed().saturating_sub(256);
+    while !others.is_empty() && others.iter().map(|h| h.rules.len() + 2).sum::<usize>() + rules.rules.len() > room {
+        if let Some(i) = others.iter().enumerate().min_by_key(|(_, h)| h.used).map(|(i, _)| i) {
+            others.remove(i);
+        }
+    }
+    if rules.rules.len() > room {
+        return;
+    }
     let mut out = Vec::with_capacity(rules.rules.len());
     for (path, access) in &rules.rules {
         if own_mounts && on_own_mount(path) {
@@ -477,6 +504,16 @@ fn hold_rules(k: &mut Kept, slot: &Path, id: &str, own_mounts: bool) {
     }
     k.rules = out;
     k.handled = rules.handled;
+}
+
+/// How many descriptors this process may have open.
+fn descriptors_allowed() -> usize {
+    // SAFETY: a plain call filling a struct we own.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return 1024;
+    }
+    lim.rlim_cur as usize
 }
 
 /// Join a held fence's namespaces, in a copy of the mount namespace of

@@ -320,8 +320,7 @@ impl<'a> RuleMeaning<'a> {
 /// a process cannot set a ctime); `None` when that identity cannot be read
 /// (nothing is then kept).
 pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
-    let m = std::fs::metadata("/proc/self/exe").ok()?;
-    let exe = format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size());
+    let exe = this_binary()?;
     let meaning = Meaning {
         workspace: &req.workspace,
         home: &req.home,
@@ -335,6 +334,12 @@ pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
     };
     let meaning = serde_json::to_string(&meaning).expect("a profile serializes");
     Some(format!("version={} abi={abi} exe={exe} {meaning}", env!("CARGO_PKG_VERSION")))
+}
+
+/// This very binary: device, inode, times and size of `/proc/self/exe`.
+pub fn this_binary() -> Option<String> {
+    let m = std::fs::metadata("/proc/self/exe").ok()?;
+    Some(format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()))
 }
 
 /// Whether a compiled fence was kept, and why not (for `--report-fence`).
@@ -435,10 +440,15 @@ impl Cache {
     }
 
     fn slot(&self, key: &str) -> PathBuf {
-        // FNV-1a: stable across builds and platforms, and enough to spread keys.
+        // FNV-1a: stable across builds and platforms, and enough to spread
+        // keys. Over the key's length and its two ends only: thousands of
+        // rules make it large, and two keys in one slot only take turns
+        // (the whole key is compared when an entry is read).
         let mut h: u64 = 0xcbf29ce484222325;
-        for b in key.bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+        let b = key.as_bytes();
+        let ends = if b.len() <= 8192 { [b, &b[..0]] } else { [&b[..4096], &b[b.len() - 4096..]] };
+        for byte in b.len().to_le_bytes().iter().chain(ends[0]).chain(ends[1]) {
+            h = (h ^ *byte as u64).wrapping_mul(0x100000001b3);
         }
         self.dir.join(format!("fence-{:02}", h % SLOTS))
     }

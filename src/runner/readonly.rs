@@ -32,13 +32,23 @@ pub fn writable_roots(rules: &Rules) -> Vec<String> {
         .collect();
     roots.sort();
     roots.dedup();
-    let mut outer: Vec<String> = Vec::new();
-    for r in roots {
-        if !outer.iter().any(|o| paths::within(&r, o)) {
-            outer.push(r);
-        }
-    }
-    outer
+    // Outermost only: a root inside another is found by walking up its own
+    // folders (not by comparing it with every root kept: thousands of rules
+    // that grant write made that quadratic).
+    let kept: std::collections::BTreeSet<String> = roots.iter().cloned().collect();
+    roots
+        .into_iter()
+        .filter(|r| {
+            let mut up = r.as_str();
+            while up != "/" {
+                up = paths::parent(up);
+                if kept.contains(up) {
+                    return false;
+                }
+            }
+            true
+        })
+        .collect()
 }
 
 /// `struct mount_attr` of the kernel's UAPI (mount_setattr(2)).
