@@ -62,7 +62,8 @@ try {
     }
     const first = (f) => ev.find(f)
     const last = (f) => [...ev].reverse().find(f)
-    const runnerPid = ev.find((e) => e.comm === 'dsh-allow')?.pid
+    // The runner is the traced command: the first process seen.
+    const runnerPid = ev[0]?.pid
     const fork = first((e) => e.pid === runnerPid && e.call === 'clone')
     const ns = last((e) => e.call === 'setns' || (e.call === 'unshare' && !/536870912/.test(e.line)))
     const devpts = last((e) => e.call === 'mount' && /BIND/.test(e.line)) ?? last((e) => e.call === 'mount' && e.pid === ns?.pid)
@@ -77,6 +78,10 @@ try {
   }
 } finally {
   fs.rmSync(root, { recursive: true, force: true })
+}
+if (rows.length === 0) {
+  console.error('phases bench: no call could be split (a marker was missing from every trace)')
+  process.exit(1)
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 console.log(`| ${PHASES.join(' | ')} |`)

@@ -8,11 +8,11 @@
 // run. Besides `/bin/true` under each kind of fence, `bash -c true` run as
 // the plugin starts it (the profile by file, kept fences and the keeper that
 // holds them, in a git repository) against a bare `bash -c true`: wall time,
-// and CPU time (the calls' children's user + system time, from this
-// process's /proc/self/stat, summed over the run; the keeper's own CPU time
-// is read from its /proc entry and counted per call on top). With
-// --against, the same variants with another runner (e.g. the previous
-// build), alternating with this one, each with a fence cache of its own.
+// and CPU time (`perf stat -e task-clock` over the whole process tree, in a
+// second pass of alternating runs; a keeper's own CPU time is read from its
+// /proc entry and counted per call on top). With --against, the same
+// variants with another runner (e.g. the previous build), alternating with
+// this one, each with a fence cache of its own.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -89,21 +89,20 @@ const variants = {
 };
 const cwdOf = (k) => (k.includes('repository') || k.startsWith('bash') ? repo : ws);
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-const cpu = Object.fromEntries(Object.keys(variants).map((k) => [k, 0]));
-const TICK_MS = 1000 / 100; // USER_HZ
-function childrenTicks() {
-  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[13]) + Number(f[14]); // cutime, cstime
-}
+const TICK_MS = 1000 / 100; // USER_HZ, for the keeper's /proc stat
 function once(k, argv, cwd) {
-  const c0 = childrenTicks();
   const t0 = process.hrtime.bigint();
   const r = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${argv[0]} exited ${r.status}`);
-  if (k !== undefined) cpu[k] += (childrenTicks() - c0) * TICK_MS;
   return ms;
+}
+/** CPU time of one run and all it starts (ms), by perf's task clock. */
+function cpuOf(argv, cwd) {
+  const r = spawnSync('perf', ['stat', '-x', ',', '-e', 'task-clock', '--', ...argv], { cwd, encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const line = r.stderr.split('\n').find((l) => l.includes('task-clock'));
+  return line === undefined ? undefined : Number(line.split(',')[0]);
 }
 /** The keeper serving a fence cache (by its command line), and its CPU time in ms. */
 function keeperCpu(r) {
@@ -144,6 +143,15 @@ try {
     }
     for (const k of order) samples[k].push(once(k, variants[k], cwdOf(k)));
   }
+  // CPU: the bash variants again, alternating, each under perf stat.
+  const cpuKeys = Object.keys(variants).filter((k) => k.startsWith('bash'));
+  const cpu = Object.fromEntries(cpuKeys.map((k) => [k, []]));
+  for (let i = 0; i < Math.min(rounds, 100); i++) {
+    for (const k of cpuKeys) {
+      const ms = cpuOf(variants[k], cwdOf(k));
+      if (ms !== undefined) cpu[k].push(ms);
+    }
+  }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const bare = median(samples.bare);
   console.log(`dsh-allow run start-up, ${rounds} rounds, Node ${process.version}, ${runner}${against ? ` against ${against}` : ''}, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -152,7 +160,8 @@ try {
     const m = median(xs);
     const base = k.startsWith('bash') ? median(samples['bash -c true, bare']) : bare;
     const over = k === 'bare' || k === 'bash -c true, bare' ? '' : `  (+${(m - base).toFixed(3)} ms over bare)`;
-    console.log(`${k.padEnd(40)} median ${m.toFixed(3)} ms, CPU ${(cpu[k] / rounds).toFixed(2)} ms${over}`);
+    const c = cpu[k]?.length ? `, CPU ${median(cpu[k]).toFixed(2)} ms` : '';
+    console.log(`${k.padEnd(40)} median ${m.toFixed(3)} ms${c}${over}`);
   }
   for (const [r, tag] of [[runner, ''], [against, ' (against)']].filter(([r]) => r)) {
     const k = `bash -c true, as the plugin${tag}`;
@@ -160,8 +169,9 @@ try {
     const asked = Object.values(variants).filter((argv) => argv[0] === r && argv.includes('--fence-cache')).length * rounds;
     const keeper = keeperBefore[r] === undefined ? 0 : (keeperCpu(r) - keeperBefore[r]) / asked;
     const wall = median(samples[k]) / median(samples['bash -c true, bare']);
-    const cpuRatio = cpu[k] / cpu['bash -c true, bare'];
-    const withKeeper = (cpu[k] / rounds + keeper) / (cpu['bash -c true, bare'] / rounds);
+    const bareCpu = median(cpu['bash -c true, bare'] ?? []);
+    const cpuRatio = median(cpu[k] ?? []) / bareCpu;
+    const withKeeper = (median(cpu[k] ?? []) + keeper) / bareCpu;
     console.log(`bash -c true as the plugin starts it${tag}: wall ${wall.toFixed(2)}× bare, CPU ${cpuRatio.toFixed(2)}× bare (${withKeeper.toFixed(2)}× with the keeper's ${keeper.toFixed(3)} ms a call)`);
   }
 } finally {

@@ -76,8 +76,12 @@ describe('kept fences in a DSH session', { skip: missing ?? (kernel ? false : 't
     // Few fences kept at all: one file per profile.
     const kept = readdirSync(join(world.dshHome, 'dsh-allow-fence')).filter((f) => f.startsWith('fence-'))
     assert.ok(kept.length >= 2 && kept.length <= compiled.length, kept.join(', '))
-    // A fence this small is built by each call: no keeper is asked.
-    assert.deepEqual([...new Set(reports(world, 'held').slice(1))], ['built'])
+    // And the keeper holds what the first call of each fence built: the
+    // later calls join it (a call the busy keeper could not answer in time
+    // builds).
+    const held = reports(world, 'held').slice(1 + round.length)
+    const joined = held.filter((h) => h === 'joined').length
+    assert.ok(joined >= held.length * 0.8, `joined ${joined} of ${held.length}:\n${held.join('\n')}`)
   })
 
   test('with a long-lived store of rules, later calls join what the keeper holds', async () => {
