@@ -32,6 +32,9 @@ fn request(command: &str, ws: &str, home: &str) -> DecideRequest {
         protected_files: vec![format!("{home}/.dsh/dsh-allow.json"), format!("{home}/.dsh/dsh-allow-audit.ndjson")],
         fence: Capability::ALL.to_vec(),
         persistence: dsh_allow::api::Persistence::Shut,
+        sockets: Default::default(),
+        fence_level: None,
+        managed: None,
     }
 }
 

@@ -68,6 +68,7 @@ window.__ModuleLoader__.load({
       'source.command': '/allow',
       'source.file': 'Rules file',
       'source.host': 'Host',
+      'source.managed': 'Managed',
       'outcome.changed': 'Changed',
       'outcome.kernelDenied': 'Allowed · then denied by the kernel',
       'outcome.notRun': 'Allowed · not run',
@@ -86,6 +87,7 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': 'command grant {id}',
       'detail.fence': 'The kernel fence bounds what the command line cannot show (inline code, computed paths)',
       'detail.kernel': 'denied by the kernel: {capability} {path}',
+      'detail.kernelRunner': 'refused by the fence: {capability} {path} ({operation} by {program})',
       'detail.kernelWithheld': 'denied by the kernel: {path} (its fence withheld {capabilities} there)',
       'detail.kernelSocket': 'the fence refused a connection to {path}',
       'detail.kernelSignal': 'the fence refused a signal to {path}',
@@ -137,6 +139,7 @@ window.__ModuleLoader__.load({
       'source.command': '/allow',
       'source.file': '规则文件',
       'source.host': '主机',
+      'source.managed': '托管策略',
       'outcome.changed': '已变更',
       'outcome.kernelDenied': '已允许 · 随后被内核拒绝',
       'outcome.notRun': '已允许 · 未执行',
@@ -155,6 +158,7 @@ window.__ModuleLoader__.load({
       'detail.commandGrant': '命令授权 {id}',
       'detail.fence': '命令行看不到的部分(内联代码、运行时算出的路径)由内核围栏约束',
       'detail.kernel': '被内核拒绝:{capability} {path}',
+      'detail.kernelRunner': '被围栏拒绝:{capability} {path}({program} 的 {operation})',
       'detail.kernelWithheld': '被内核拒绝:{path}(该调用的围栏在此未授予 {capabilities})',
       'detail.kernelSocket': '围栏拒绝了到 {path} 的连接',
       'detail.kernelSignal': '围栏拒绝了发往 {path} 的信号',
@@ -195,6 +199,8 @@ window.__ModuleLoader__.load({
       '.dsh-allow-badge[data-source=human]{color:#1d63d8}',
       '.dsh-allow-badge[data-source=policy]{color:#c2410c}',
       '.dsh-allow-badge[data-source=fence]{color:#0e7490}',
+      // The administrator's managed policy: its own colour, filled, since no one in the session can change it.
+      '.dsh-allow-badge[data-source=managed]{color:#fff;background:#9d174d;border-color:#9d174d}',
       '.dsh-allow-kernel{color:#b91c1c}',
       '.dsh-allow-note{color:var(--dsw-alias-label-tertiary)}',
       '.dsh-allow-card-root{padding:8px calc(var(--dsh-composer-side-clearance,16px) + 16px) 12px;display:flex;flex-direction:column;align-items:center}',
@@ -347,6 +353,7 @@ window.__ModuleLoader__.load({
           : k.door === 'signal' ? t('detail.kernelSignal', { path: path })
           : !k.capability && (k.withheld || []).length > 0
           ? t('detail.kernelWithheld', { path: path, capabilities: k.withheld.join(t('list.separator')) })
+          : k.operation ? t('detail.kernelRunner', { capability: k.capability || '?', path: path, operation: shown(k.operation), program: shown(k.program || '?') })
           : t('detail.kernel', { capability: k.capability || '?', path: path })
         parts.push({ text: text, paths: [k.path], kernel: true })
       })
@@ -604,7 +611,8 @@ window.__ModuleLoader__.load({
               type: 'button', className: 'dsh-allow-button', 'data-action': 'deny', disabled: busy,
               onClick: function () { run(function () { return answer(wait, 'rejected') }) },
             }, t('card.deny')),
-            proposals.length === 0 ? null : h('button', {
+            // The managed policy may leave a card Deny and Allow once only.
+            proposals.length === 0 || (ask && ask.alwaysAllow === false) ? null : h('button', {
               type: 'button', className: 'dsh-allow-button', 'data-action': 'always-allow', disabled: busy,
               title: fullTitle(t, proposals.map(function (p) { return p.path }), places),
               onClick: function () {

@@ -52,7 +52,8 @@ export function approvalListener({ asks, grants, ledger, review }) {
       // The optional auto-reviewer (review.js) answers first: its ALLOW is an
       // `allowed-once` that never reaches the card; anything else falls
       // through to the answerers, unless the call was cancelled meanwhile.
-      const verdict = review === undefined ? undefined : await review(ask, req)
+      // Never where the managed policy asks, or turns the reviewer off: a person answers.
+      const verdict = review === undefined || ask.autoReview === false ? undefined : await review(ask, req)
       if (verdict !== undefined && req.signal?.aborted) {
         outcome = 'cancelled'
       } else if (verdict === 'ALLOW') {

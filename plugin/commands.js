@@ -99,11 +99,12 @@ function listText({ store }, t) {
   return lines.join('\n')
 }
 
-function statusText({ store, fenceStatus, policyOf, core, settings, ledger, workspaceNote, modes }, t, session) {
+function statusText({ store, fenceStatus, policyOf, core, settings, ledger, workspaceNote, modes, managed }, t, session) {
   const load = store.load()
   const policy = policyOf(session)
   const fence = fenceStatus()
   const lines = [t('status.header', { version: core.version() })]
+  lines.push(...managedNotes(managed?.load(), core, t, policy.mode))
   lines.push(t('status.rules', { file: store.file, count: load.rules.length }))
   lines.push(...loadNotes(load, t))
   lines.push(...ledgerNotes(ledger, t))
@@ -133,6 +134,20 @@ function statusText({ store, fenceStatus, policyOf, core, settings, ledger, work
   return lines.join('\n')
 }
 
+/**
+ * The managed policy's files and what they enforce (the core's words), and
+ * a session under a mode it does not list.
+ */
+function managedNotes(load, core, t, mode) {
+  if (load === undefined) return []
+  const lines = load.files.map((f) => t(`status.managed.${f.state}`, { file: f.file, error: f.error ?? '' }))
+  const policy = load.policy
+  if (policy === undefined) return lines
+  for (const line of core.describeManaged(policy).filter((l) => !l.startsWith('FAULT: '))) lines.push(t('status.managed.line', { line }))
+  if (Array.isArray(policy.modes) && !policy.modes.includes(mode)) lines.push(t('status.managed.mode', { mode, modes: policy.modes.join(', ') }))
+  return lines
+}
+
 /** The audit ledger's health: every record this process could not write is told here. */
 function ledgerNotes(ledger, t) {
   if (ledger === undefined) return []
@@ -146,7 +161,7 @@ function ledgerNotes(ledger, t) {
   ]
 }
 
-async function add({ store, policyOf, protectedFiles, core }, t, session, args) {
+async function add({ store, policyOf, protectedFiles, core, managed, settings }, t, session, args) {
   if (args.length < 2 || args.length > 3) return { kind: 'error', text: t('add.usage') }
   const [capText, pathText, kindText = 'folder'] = args
   if (kindText !== 'file' && kindText !== 'folder') return { kind: 'error', text: t('add.usage') }
@@ -161,9 +176,15 @@ async function add({ store, policyOf, protectedFiles, core }, t, session, args) 
   const real = nodeHost.canonical(path)
   if (protectedFiles().some((p) => within(real, nodeHost.canonical(p)))) return { kind: 'error', text: t('add.protected', { path: shown(path) }) }
   const rule = { id: core.newRuleId(), path, recursive: kindText === 'folder', access, hits: 0, createdAt: new Date().toISOString() }
+  // The managed policy's word on it: refused inside what it denies or asks
+  // about (or with Always allow off), told what stays denied inside it.
+  const policy = managed?.load().policy
+  const check = policy === undefined ? { notes: [] } : core.managedRuleCheck(policy, rule, settings.home, settings.platform)
+  if (check.refused) return { kind: 'error', text: t('add.managed', { why: shown(check.refused) }) }
   try {
     const after = await store.update(({ rules, commands }) => ({ rules: [...rules, rule], commands }))
-    return success(t('add.done', { n: after.rules.length, path: shown(path), caps: caps(access), shape: shape(t, rule) }))
+    const notes = check.notes.map((note) => t('add.managedNote', { note: shown(note) }))
+    return success([t('add.done', { n: after.rules.length, path: shown(path), caps: caps(access), shape: shape(t, rule) }), ...notes].join('\n'))
   } catch (error) {
     return { kind: 'error', text: t('write.failed', { error: error.message }) }
   }
@@ -274,7 +295,12 @@ function rootPath(root, home) {
   return expandHomePath(root)
 }
 
-async function addCommand({ store, core, settings }, t, args) {
+async function addCommand({ store, core, settings, managed }, t, args) {
+  // A command grant is a stored answer too: none with Always allow off.
+  const policy = managed?.load().policy
+  if (policy !== undefined && (policy.alwaysAllow === false || (policy.errors?.length ?? 0) > 0)) {
+    return { kind: 'error', text: t('command.managed', { why: `the managed policy (${policy.files.join(', ')}) turns Always allow off: no grant is stored` }) }
+  }
   const parsed = parseCommandArgs(args, t)
   if (parsed.error !== undefined) return { kind: 'error', text: parsed.error }
   const grant = { id: core.newRuleId(), ...parsed.grant, allowCdPrefix: true }

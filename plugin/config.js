@@ -32,6 +32,7 @@ export const Config = z.object({
   sessionGrantTtlMs: z.natural().min(1).default(600000).description('Backstop lifetime of an "allow once" grant.'),
   enforce: z.union(ENFORCE_LEVELS).default('auto').description('Required kernel fence level; auto takes the strongest that probes.'),
   grants: z.array(Grant).default([]).description('Deployment grants, same shape as a stored rule.'),
+  managedFiles: z.array(z.string().pattern(/^\//)).default([]).description('Further managed policy files (absolute paths), read beside the administrator\'s system file (/etc/dsh-allow/managed.json; on macOS /Library/Application Support/dsh-allow/managed.json), never in its place. They only tighten.'),
   runner: z.string().description('The native `dsh-allow` runner. Default: the one shipped in this package.'),
   fenceCache: z.string().description('Where the Linux runner keeps compiled fences (a protected folder; "" turns it off). Default: $DSH_HOME/dsh-allow-fence.'),
   // Test hooks: the macOS path run where there is no Mac (the Seatbelt model

@@ -27,6 +27,12 @@ export const decide = core.decide
 export const nodeHost = core.nodeHost
 export const invalidate = core.invalidate
 export const parseRules = core.parseRules
+/** The managed policy (src/policy/managed.rs): its files merged, described, and where the system one lives. */
+export const managedPolicy = core.managedPolicy
+export const describeManaged = core.describeManaged
+export const managedSystemFile = core.managedSystemFile
+/** `managedRuleCheck(policy, rule, home, platform) -> {refused?, notes}`: may /allow add store this rule. */
+export const managedRuleCheck = core.managedRuleCheck
 export const renderRules = core.renderRules
 /** `workspaceRefusal(workspace, home) -> string | undefined`: why a session's workspace is not one (`/`, above home). */
 export const workspaceRefusal = core.workspaceRefusal

@@ -138,9 +138,10 @@ export async function probeLinuxRunner({ runner, scratchParent, enforce = 'full'
       // the runner's read-only tree refuses it.
       check('metadata', `chmod 600 ${q(p('home', 'existing'))}`),
       // The side doors: the host's own port (bash's /dev/tcp), and a
-      // signal to the runner's supervisor, outside the call.
+      // signal to this process (the host), outside the call.
       port === undefined ? 'echo hostPort=unknown' : `if command -v bash >/dev/null; then ${check('hostPort', `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port}'`)}; else echo hostPort=unknown; fi`,
-      check('signal', 'kill -0 $PPID'),
+      // (This process by its pid: the call's parent is its own init.)
+      check('signal', `kill -0 ${process.pid}`),
       // This process (the host) among the call's processes: in the call's
       // own process namespace it is not there to read.
       check('processes', `test -r /proc/${process.pid}/cmdline && grep -q . /proc/${process.pid}/cmdline`),

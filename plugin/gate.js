@@ -24,7 +24,7 @@ const WIDER = { 'read-only': ['workspace-write', 'danger-full-access'], 'workspa
  * mode is what the command would run under if the user approves the
  * escalation (DSH asks for that itself, inside the tool body).
  */
-export function makeDecider({ core, host, store, fence, settings, policyOf, protectedFiles }) {
+export function makeDecider({ core, host, store, fence, settings, policyOf, protectedFiles, managed }) {
   // The guard decides each call again right after the gate. When its request
   // is the gate's to the byte and no tool call has finished since (the only
   // thing in a session that moves files between the two), the gate's answer
@@ -46,6 +46,7 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
     const base = session?.header?.cwd ?? policy.workspaceRoot
     const cwd = resolve(base, typeof args.workdir === 'string' ? expandHomePath(args.workdir) : '.')
     const load = store.load()
+    const managedPolicy = managed?.load().policy
     const request = {
       command: args.command,
       cwd,
@@ -54,15 +55,21 @@ export function makeDecider({ core, host, store, fence, settings, policyOf, prot
       harnessHome: settings.harnessHome,
       platform: settings.platform,
       mode,
-      rules: load.rules,
-      grants: [...settings.grants, ...extraGrants],
+      // Deployment grants stand like stored rules: only this call's own
+      // grants (a card's Allow once) answer what the managed policy asks.
+      rules: settings.grants.length === 0 ? load.rules : [...load.rules, ...settings.grants],
+      grants: extraGrants,
       commands: load.commands,
       protectedFiles: protectedFiles(),
       fence: mode === 'danger-full-access' ? [] : (fence.current()?.capabilities ?? []),
+      // The tier the probe found, which a managed requireFence is held to.
+      ...(fence.current()?.level === undefined ? {} : { fenceLevel: fence.current().level }),
       persistence: persistenceOf(fence.current()),
       // The daemons' sockets this host reaches: a line that only asks one
       // (docker ps, ssh -T git@host) is granted that socket for the call.
       sockets: settings.sockets?.() ?? {},
+      // The administrator's managed policy (managed.js), when a file of it is there.
+      ...(managedPolicy === undefined ? {} : { managed: managedPolicy }),
     }
     // The stored rules by identity (the store hands out one frozen load per
     // version of the file): the JSON of 10,000 rules costs ~4 ms a call.
@@ -125,7 +132,7 @@ export function decidedRules(d) {
  * The listeners. `asks` records the prompts we raise (for the approval
  * listener), `grants` serializes each session while a one-shot grant lives.
  */
-export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, withheld, invalidate, workspaceNote }) {
+export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, policyOf, protectedFiles, supported, platform, explainDenials, withheld, invalidate, workspaceNote, managedDenial }) {
   /**
    * An error that does not say which operation failed (Python's
    * `PermissionError: … Permission denied: 'P'`): when P is an existing file
@@ -170,7 +177,7 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     const lost = ledger.lostFor?.(exec.callId)
     if (lost === undefined || !refusesUnrecorded()) return undefined
     toldUnrecorded.add(exec.callId)
-    return lostRecordText(lost, 'refused')
+    return lostRecordText(lost, 'refused', ledger.required === true)
   }
   // Returns what kept the record out of the ledger, if anything did.
   const record = (exec, d, outcome, extra = {}) => ledger.append({
@@ -183,7 +190,10 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     rules: decidedRules(d), commandGrant: outcome === 'allow' ? d?.decision?.commandGrant?.name : undefined,
     // What the kernel will carry wider than granted (a path not there yet).
     widened: d?.decision?.widened?.length ? d.decision.widened : undefined,
-    rulesError: d?.load?.error, ...extra,
+    rulesError: d?.load?.error,
+    // The managed policy refused or asked: the ledger's decided-by is `managed`.
+    managed: d?.decision?.managed?.decided === true ? true : undefined,
+    ...extra,
   })
 
   async function preExecute(exec, next) {
@@ -235,6 +245,9 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
       workspace: d.request.workspace, home: d.request.home,
       missing: d.decision.missing ?? [], proposals: d.decision.proposals ?? [], unknown: d.decision.unknown ?? [],
       carried, folders, kept, widened: d.decision.widened ?? [],
+      // What the managed policy leaves the card: Always allow, the auto-reviewer.
+      alwaysAllow: d.decision.managed?.alwaysAllow !== false,
+      autoReview: d.decision.managed?.autoReview !== false,
     })
     let downstream
     try {
@@ -287,6 +300,15 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         kind: 'deny',
         reason: `dsh-allow: refused write ${path} — the permission store, audit log and kept fences are never writable, by any tool. ` +
           'Do not try another way; the user changes rules with /allow.',
+      }
+    }
+    // What the managed policy denies no tool writes, whoever asks.
+    const denied = managedDenial?.(path) ?? (real === path ? undefined : managedDenial?.(real))
+    if (denied !== undefined) {
+      record(exec, undefined, 'refuse', { path, tier: 'managed', managed: true, reason: denied })
+      return {
+        kind: 'deny',
+        reason: `dsh-allow: refused write ${path} — ${denied}. This is the permission policy, not an error: do not try another way; tell the user.`,
       }
     }
     return next()
@@ -357,9 +379,14 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
         } catch {
           // Guidance is a courtesy; the call's result stands without it.
         }
-        // The ledger says what the kernel did, not only what was decided.
+        // The ledger says what the kernel did, not only what was decided:
+        // the runner's own refusals as it named them (capability, system
+        // call, program), the rest as the program's message and the call's
+        // fence tell.
         if (denials.length > 0) {
-          refused = denials.map(({ path, capability, door }) => door !== undefined ? { path, door } : named(ran.request, path, capability, readOnlyAt(stderr, path)))
+          refused = denials.map(({ path, capability, door, operation, program }) => door !== undefined ? { path, door }
+            : operation !== undefined ? { path, capability, operation, program }
+              : named(ran.request, path, capability, readOnlyAt(stderr, path)))
           ledger.append({ kind: 'kernel', time: new Date().toISOString(), sessionId: exec.agent?.session?.id, callId: exec.callId, denied: refused })
         }
       }
@@ -384,8 +411,15 @@ export function makeGate({ decide, decideRequest, grants, asks, ledger, fence, p
     // host's own result would say it succeeded, or point at a wider sandbox
     // mode, which is not the remedy).
     if (denials.length > 0) {
-      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const guidance = denials.map((d, i) => d.capability === undefined && refused[i]?.capability !== undefined ? guidanceFor(refused[i]) : d.guidance)
+      // Refusals the runner named in a command that went on and exited 0
+      // (an assembler unlinking its old output before writing it again, a
+      // cache it could not write): the model is told, the result stands.
+      if (result.value?.exitCode === 0 && denials.every((d) => d.operation !== undefined)) {
+        const head = `dsh-allow: the kernel fence refused part of what this command tried (${refused.map(deniedWhat).join('; ')}); the command went on and exited 0, so the output above is what it did. If something it needed is missing, the lines below say what would grant it.`
+        return { ...downstream, content: [...content, { type: 'text', text: ['', head, ...guidance, ...notes].join('\n') }] }
+      }
+      const head = `dsh-allow: the kernel fence refused part of this command (${refused.map(deniedWhat).join('; ')}), so it did not do all it was asked to; the output above is what it did.`
       const text = ['', head, ...guidance, ...notes].join('\n')
       return { kind: 'block', feedback: [...content, { type: 'text', text }], ...(downstream.additionalContexts ? { additionalContexts: downstream.additionalContexts } : {}) }
     }
@@ -408,11 +442,12 @@ export function leftRunning(stderr) {
   return pids ? pids.trim().split(/\s+/).map(Number).filter((n) => Number.isInteger(n) && n > 0) : []
 }
 
-/** "delete build/x", "connect /run/x.sock": one refusal in a few words. */
+/** "delete on build/x (unlink by rm)", "connect to /run/x.sock": one refusal in a few words. */
 function deniedWhat(d) {
   if (d.door !== undefined) return `${d.door === 'socket' ? 'connect to' : 'signal to'} ${shown(d.path)}`
   const what = d.capability ?? (d.withheld?.length ? d.withheld.join(' or ') : 'an operation')
-  return `${what} on ${shown(d.path)}`
+  const how = d.operation !== undefined ? ` (${shown(d.operation)} by ${shown(d.program ?? 'the call')})` : ''
+  return `${what} on ${shown(d.path)}${how}`
 }
 
 /**

@@ -33,6 +33,7 @@ import { Modes, watchModes } from './modes.js'
 import { changeRecord } from './changes.js'
 import { fenceRules, ProfileFiles } from './profiles.js'
 import { sessionNotices, workspaceProblem } from './notices.js'
+import { ManagedFiles, writeDenial } from './managed.js'
 
 export const name = 'dsh-allow'
 // Only the tool registry is required: the gate must mount even where the
@@ -54,9 +55,14 @@ export function apply(ctx, rawConfig) {
   const settings = { platform, home: homedir(), harnessHome, grants: config.grants, enforce: config.enforce, runner, sockets: () => socketsOf(process.env) }
 
   const store = new RulesStore(config.rulesFile, core)
+  // The administrator's managed policy: the platform's system file and the
+  // config's further files, read afresh when they change (managed.js).
+  const managed = new ManagedFiles({ system: platform === undefined ? undefined : core.managedSystemFile(platform), extra: config.managedFiles ?? [], core })
   const grants = new GrantStore({ ttlMs: config.sessionGrantTtlMs })
   const asks = new Asks()
   const ledger = createLedger(config, {
+    // audit: "required" keeps the ledger on, and every lost record stops its call.
+    required: () => managed.load().policy?.audit === 'required',
     redact: core.redact,
     publish: (record) => ctx.emit('dsh-allow/decided', record),
     onError: (error) => ctx.logger?.warn?.(`dsh-allow: the audit ledger ${config.auditFile} could not be written: ${error.message}`),
@@ -72,7 +78,7 @@ export function apply(ctx, rawConfig) {
   const profiles = new ProfileFiles(join(harnessHome, 'dsh-allow-profiles'))
   const hosts = new Hosts(join(harnessHome, 'dsh-allow-hosts'))
   ctx.effect(() => hosts.register(), 'dsh-allow: host registry')
-  const protectedFiles = () => [...store.files(), config.auditFile, profiles.dir, hosts.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache])]
+  const protectedFiles = () => [...store.files(), config.auditFile, profiles.dir, hosts.dir, ...(config.fenceCache === undefined ? [] : [config.fenceCache]), ...managed.files()]
   const workspaceNote = (request) => workspaceProblem(core, request.workspace, request.home)
   const policyOf = (session) => {
     const policy = ctx.get('sandboxPolicy')
@@ -81,7 +87,7 @@ export function apply(ctx, rawConfig) {
     return { mode: 'danger-full-access', workspaceRoot: core.nodeHost.canonical(session?.header?.cwd ?? process.cwd()) }
   }
 
-  const decide = makeDecider({ core, host: core.nodeHost, store, fence, settings, policyOf, protectedFiles })
+  const decide = makeDecider({ core, host: core.nodeHost, store, fence, settings, policyOf, protectedFiles, managed })
   // What the call's own fence did not grant on a path the kernel refused
   // (the fence compiled again from the request the call ran under).
   const withheld = (request, path) => {
@@ -90,10 +96,11 @@ export function apply(ctx, rawConfig) {
       workspace: request.workspace, home: request.home, harnessHome: request.harnessHome, platform: request.platform,
       mode: request.mode, rules: request.rules, grants: request.grants, protectedFiles: request.protectedFiles,
       enforce: status?.level ?? 'off', persistence: persistenceOf(status),
+      ...(request.managed === undefined ? {} : { managed: request.managed }),
     }
     return core.withheldAt(core.compileProfile(profile, core.nodeHost).plan, core.nodeHost.canonical(path))
   }
-  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate, workspaceNote })
+  const gate = makeGate({ decide, decideRequest: (request) => core.decide(request, core.nodeHost), grants, asks, ledger, fence, policyOf, protectedFiles, platform, supported: platform !== undefined, explainDenials: core.explainDenials, withheld, invalidate: core.invalidate, workspaceNote, managedDenial: (path) => writeDenial(managed.load().policy, path, settings.home) })
   if (platform === undefined) ctx.logger?.warn?.(`dsh-allow: ${process.platform} is not supported; shell calls pass through`)
   fence.start()
 
@@ -107,7 +114,7 @@ export function apply(ctx, rawConfig) {
   // A session switched to danger-full-access, or the default preset changed:
   // recorded, and shown by /allow status (modes.js).
   const modes = new Modes()
-  const watch = watchModes({ modes, ledger })
+  const watch = watchModes({ modes, ledger, managed: () => managed.load().policy })
   ctx.effect(() => ctx.on('session/event', watch.onSessionEvent), 'dsh-allow: mode changes')
   ctx.effect(() => ctx.on('settings/updated', watch.onSettings), 'dsh-allow: default preset')
   ctx.effect(() => ctx.on('tools/pre-execute', gate.preExecute, { prepend: true }), 'dsh-allow: gate')
@@ -118,6 +125,8 @@ export function apply(ctx, rawConfig) {
     core, policyOf, home: settings.home, createUserMessage, log: (line) => ctx.logger?.warn?.(line),
   })), 'dsh-allow: session notices')
   // Optional: the session's own model may answer "allow once" before the card (review.js).
+  // A managed autoReview: false silences it whatever the config says (the
+  // card's own `autoReview` carries that, per call, to the listener).
   const review = config.autoReview?.enabled !== true ? undefined : makeReviewer({
     autoReview: config.autoReview, core, llm: () => ctx.get('llm'), kit: { BlockAssembler, createUserMessage },
     workspaceOf: (session) => policyOf(session).workspaceRoot, ledger,
@@ -136,9 +145,16 @@ export function apply(ctx, rawConfig) {
         // A rules file at fault: the gate asks for every call, and the fence
         // keeps the rules last read whole (its denials included).
         const load = store.load()
+        const managedPolicy = managed.load().policy
         return {
           workspace: policy.workspaceRoot, home: settings.home, harnessHome, platform, mode: policy.mode,
-          rules: fenceRules(load.error === undefined ? load.rules : (load.lastGood?.rules ?? [])), grants: [...config.grants, ...once.rules], protectedFiles: protectedFiles(), enforce,
+          // Deployment grants stand like stored rules (gate.js): only the call's
+          // own grants answer a managed ask. (The store's frozen array, when
+          // there are none, lets profiles.js know the rules by identity.)
+          // Each rule goes as the fence reads it (profiles.js).
+          rules: fenceRules(withDeployment(load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), config.grants)), grants: once.rules, protectedFiles: protectedFiles(), enforce,
+          // The managed policy: its denials compiled in, and a profile it refuses runs nothing.
+          ...(managedPolicy === undefined ? {} : { managed: managedPolicy }),
           // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.
           folders: once.folders,
           // Files whose content the runner keeps before the call replaces them (git restore).
@@ -156,7 +172,7 @@ export function apply(ctx, rawConfig) {
 
   ctx.inject(['commands'], (sub) => {
     sub.effect(() => sub.commands.register(allowCommand({
-      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(),
+      store, core, settings, policyOf, protectedFiles, fenceStatus: () => fence.current(), fenceReady: () => fence.ready(), managed,
       ledger, workspaceNote: (session) => workspaceProblem(core, policyOf(session).workspaceRoot, settings.home), modes,
     })), 'dsh-allow: /allow')
   })
@@ -186,7 +202,7 @@ export function apply(ctx, rawConfig) {
   // "Always allow" = store exactly those proposals, then answer allowed-once.
   const api = {
     version: () => core.version(),
-    status: () => ({ fence: fence.current(), rulesFile: store.file, rules: store.load() }),
+    status: () => ({ fence: fence.current(), rulesFile: store.file, rules: store.load(), managed: managed.load() }),
     pending: (callId) => snapshot(asks.get(callId)),
     // The Approvals page rendered this card (web.js, with the page's token).
     shown: (callId) => {
@@ -197,6 +213,11 @@ export function apply(ctx, rawConfig) {
     alwaysAllow: async (callId) => {
       const ask = asks.get(callId)
       if (ask === undefined) throw new Error(`dsh-allow: no pending prompt for call ${callId}`)
+      // The managed policy turned Always allow off for this card (or for all).
+      const policy = managed.load().policy
+      if (ask.alwaysAllow === false || policy?.alwaysAllow === false || (policy?.errors?.length ?? 0) > 0) {
+        throw Object.assign(new Error('the managed policy turns Always allow off for this card: answer Deny or Allow once'), { status: 403 })
+      }
       let stored = []
       // A proposal naming a program (git rewriting the worktree) is stored as
       // a command grant for that program, never as a rule on the folder.
@@ -223,7 +244,7 @@ export function apply(ctx, rawConfig) {
 
   // The web host (web profile only): the Approvals tab's ledger tail, the
   // card's pending prompt and Always allow, and the core's web build.
-  const tail = config.audit === false ? undefined : new LedgerTail(config.auditFile, core)
+  const tail = config.audit === false && managed.load().policy?.audit !== 'required' ? undefined : new LedgerTail(config.auditFile, core)
   ctx.inject(['webServer'], (sub) => {
     const onError = (error) => sub.logger?.warn?.(`dsh-allow: web route: ${error.message}`)
     // The Approvals page's token (web.js): in index.html, for the page alone.
@@ -243,8 +264,14 @@ function promptText(text) {
   return text.replace(/\{(?=\{)/g, '{ ').replace(/\}(?=\})/g, '} ')
 }
 
+/** The stored rules with the deployment grants after them (the same array when there are none). */
+function withDeployment(rules, deployment) {
+  return deployment.length === 0 ? rules : [...rules, ...deployment]
+}
+
 function snapshot(ask) {
   if (ask === undefined) return undefined
-  const { callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt } = ask
-  return structuredClone({ callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt })
+  const { callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt, alwaysAllow } = ask
+  return structuredClone({ callId, sessionId, command, reason, cwd, workspace, home, mode, missing, proposals, unknown, state, shownAt, alwaysAllow: alwaysAllow !== false })
 }
+

@@ -40,13 +40,15 @@ const ACTIONS = {
 }
 
 /**
- * Who decided an allowed call: a stored rule, a deployment grant or a
- * command grant is `rule`; hidden code or computed paths bounded by the
+ * Who decided a call: the administrator's managed policy (`managed`) when it
+ * refused or asked; for an allowed call, a stored rule, a deployment grant
+ * or a command grant is `rule`; hidden code or computed paths bounded by the
  * kernel fence are `fence`; everything else that allows without asking is
- * the platform `baseline`. Refusals and prompts are this plugin's `policy` (a
- * prompt's row turns `human` when its answer is folded in).
+ * the platform `baseline`. Other refusals and prompts are this plugin's
+ * `policy` (a prompt's row turns `human` when its answer is folded in).
  */
 export function sourceOf(record) {
+  if (record.managed === true) return 'managed'
   if (record.decision !== 'allow') return 'policy'
   if (record.commandGrant) return 'rule'
   if ((record.effects ?? []).some((e) => e.granted && TIERS_OF_RULES.has(e.tier))) return 'rule'
@@ -106,13 +108,16 @@ export function ledgerRecord(record, redact) {
   if (record.kind === 'kernel') {
     const denied = (record.denied ?? []).filter((d) => typeof d.path === 'string' && d.path !== '')
     if (denied.length === 0) return undefined
-    // One capability when the error or the fence names it; otherwise every
-    // capability the call's fence withheld there (one of them was refused).
-    const entry = ({ path, capability, withheld, door }) => (typeof door === 'string'
+    // One capability when the runner, the error or the fence names it
+    // (the runner also names the system call and the program); otherwise
+    // every capability the call's fence withheld there (one of them was refused).
+    const entry = ({ path, capability, withheld, door, operation, program }) => (typeof door === 'string'
       ? { path, capability: null, door }
-      : capability || !Array.isArray(withheld) || withheld.length === 0
-        ? { path, capability: capability ?? null }
-        : { path, capability: null, withheld })
+      : typeof operation === 'string'
+        ? { path, capability: capability ?? null, operation, program: typeof program === 'string' ? program : null }
+        : capability || !Array.isArray(withheld) || withheld.length === 0
+          ? { path, capability: capability ?? null }
+          : { path, capability: null, withheld })
     return { ...head, kind: 'kernel', time: record.time, denied: denied.map(entry) }
   }
   if (record.kind === 'not-run') {
@@ -146,7 +151,7 @@ export function ledgerRecord(record, redact) {
       time: record.time,
       command: redact(String(record.command ?? '')),
       reason: redact(String(record.reason ?? '')),
-      source: record.source ?? 'host',
+      source: record.managed === true ? 'managed' : (record.source ?? 'host'),
       mode: record.mode ?? '',
       stored: (record.stored ?? []).map(ruleView),
       // Where paths are read from, so the tab shows `~/…` as in other rows.
@@ -197,7 +202,9 @@ export function appendLine(file, line) {
 
 /**
  * The ledger of one plugin instance. `config.audit === false` turns the file
- * off (records are still published). `append(record)` returns undefined
+ * off (records are still published) unless `required()` says the managed
+ * policy requires it, which also makes every failure refuse its call
+ * (`failure`), whatever `auditFailure` says. `append(record)` returns undefined
  * when the line is in the file (or there is no file), else
  * `{ file, error, code }`: what kept it out, for the gate to refuse the
  * call or warn (`config.auditFailure`). A call's lost records are kept by
@@ -205,16 +212,25 @@ export function appendLine(file, line) {
  * review written after the gate decided counts as much as its decision.
  * `health()` says what was lost, for `/allow status`.
  */
-export function createLedger(config, { redact, publish, onError } = {}) {
-  const file = config.audit === false ? undefined : config.auditFile
+export function createLedger(config, { redact, publish, onError, required = () => false } = {}) {
   const clean = typeof redact === 'function' ? redact : (text) => text
   const health = { lost: 0, last: undefined, lastOk: true }
   const lostCalls = new Map()
+  const fileNow = () => (config.audit === false && !required() ? undefined : config.auditFile)
   return {
-    file,
-    failure: config.auditFailure === 'warn' ? 'warn' : 'refuse',
+    get file() {
+      return fileNow()
+    },
+    get failure() {
+      return config.auditFailure === 'warn' && !required() ? 'warn' : 'refuse'
+    },
+    /** Whether the managed policy requires every record. */
+    get required() {
+      return required()
+    },
     append(record) {
       let failed
+      const file = fileNow()
       if (file !== undefined) {
         try {
           const line = ledgerRecord(record, clean)
@@ -244,9 +260,13 @@ export function createLedger(config, { redact, publish, onError } = {}) {
  * ran unrecorded: auditFailure: warn, or a record written after it ran),
  * `unrecorded` (it did not run for another reason).
  */
-export function lostRecordText(lost, how) {
+export function lostRecordText(lost, how, required = false) {
   const why = lost.error.includes(lost.file) ? lost.error : `${lost.error} (${lost.file})`
   const head = `the audit ledger ${lost.file} could not record this call (${lost.code}: ${why})`
+  if (how === 'refused' && required) {
+    return `dsh-allow: nothing ran — ${head}. The managed policy requires the audit ledger: no call runs that it cannot record. ` +
+      'This is not the command\'s fault: do not retry it another way; tell the user, who can fix the file.'
+  }
   if (how === 'refused') {
     return `dsh-allow: nothing ran — ${head}. dsh-allow does not run what it cannot record (auditFailure: refuse). ` +
       'This is not the command\'s fault: do not retry it another way; tell the user, who can fix the file (or set auditFailure: warn).'

@@ -2,7 +2,9 @@
 // danger-full-access runs with no fence of ours (DSH does not even call
 // confine), and a default preset of danger-full-access does that to every
 // session created later, after a restart too. Neither may pass unseen:
-// each is a ledger record and shows in `/allow status`.
+// each is a ledger record and shows in `/allow status`. A switch to a mode
+// the managed policy does not list is recorded as its refusal: the core
+// refuses every call under that mode until the session switches back.
 
 /** What a session event or a settings change means for the fence, or undefined. */
 export function modeChange(type, data) {
@@ -37,7 +39,7 @@ export class Modes {
  * Listeners for the host's events: every session's permission and sandbox
  * events, and the `permission` settings namespace.
  */
-export function watchModes({ modes, ledger, now = () => new Date().toISOString() }) {
+export function watchModes({ modes, ledger, managed = () => undefined, now = () => new Date().toISOString() }) {
   let n = 0
   const record = (sessionId, fields) => ledger.append({ kind: 'mode', time: now(), sessionId, callId: `mode-${Date.now()}-${n++}`, ...fields })
   return {
@@ -46,6 +48,16 @@ export function watchModes({ modes, ledger, now = () => new Date().toISOString()
       if (change === undefined) return
       const sessionId = session?.id
       const unfenced = modes.note(sessionId, change, now())
+      const listed = managed()?.modes
+      if (change.what === 'mode' && Array.isArray(listed) && !listed.includes(change.value)) {
+        record(sessionId, {
+          command: `sandbox mode → ${change.value}`,
+          reason: `refused: the managed policy (${managed().files.join(', ')}) allows only the sandbox modes ${listed.join(', ')}; no call of this session runs under ${change.value} until it switches back`,
+          mode: change.value,
+          managed: true,
+        })
+        return
+      }
       if (unfenced && change.what === 'mode') {
         record(sessionId, {
           command: `${change.what === 'preset' ? 'permission preset' : 'sandbox mode'} → ${change.value}`,

@@ -233,6 +233,7 @@ export function webRoutes({ tail, api, token, assets = coreAssets(), onError }) 
     if (got === undefined) return
     const { body, ask } = got
     if (ask.shownAt === undefined) return fail(res, 409, 'dsh-allow: that prompt has not been shown on the Approvals page')
+    if (ask.alwaysAllow === false) return fail(res, 403, 'dsh-allow: the managed policy turns Always allow off for this card')
     // Store exactly what the card showed, never what the page might add.
     if (proposalKey(body.proposals) !== proposalKey(ask.proposals)) {
       return fail(res, 409, 'dsh-allow: the rules named do not match the pending prompt')

@@ -33,7 +33,9 @@ log "wasm32 toolchain path: $wasm_path"
 # the fence (tests/workflows.rs; a tool not installed is a loud SKIP);
 # openssh-server: tests/approved.rs runs a stand-in git host for `ssh -T`
 # (its own sshd on a loopback port; the package's service is not started).
-pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver python3-venv virtualenv openssh-server)
+# sqlite3, zip and unzip: the everyday lines of the workflow suite and the
+# corpus (tests/everyday/) that remove and replace under the fence.
+pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver python3-venv virtualenv openssh-server sqlite3 zip unzip)
 [ "$wasm_path" = debian ] && pkgs+=(rustc-web cargo-web rust-web-src)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -106,5 +108,34 @@ if ! command -v uv >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
   log "pip install uv"
   python3 -m pip install -q uv 2>/dev/null || log "uv could not be installed; its workflow will SKIP"
 fi
+
+# --- 6. The everyday tools the fence must not break --------------------------
+# One folder every test finds (DSH_ALLOW_TOOLS overrides it): a venv with
+# pytest, ruff, black, django and flask from PyPI, and vite from the npm
+# registry (black for its cache under ~/.cache).
+# Under /usr/local: the baseline lets a fenced call read and run /usr, and
+# the unprivileged user (uid 65534) reaches it too, which a folder in root's
+# home would not allow. Each part is made only when its check fails.
+tools="${DSH_ALLOW_TOOLS:-/usr/local/lib/dsh-allow-tools}"
+if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c 'import pytest, django, flask, black' 2>/dev/null || [ ! -x "$tools/venv/bin/ruff" ]; then
+  log "python venv with pytest, ruff, black, django, flask in $tools/venv"
+  as_root mkdir -p "$tools"
+  as_root /usr/bin/python3 -m venv "$tools/venv" \
+    && as_root "$tools/venv/bin/python" -m pip install -q --disable-pip-version-check pytest ruff black django flask \
+    || log "the tools venv could not be made; the workflows that need it will SKIP"
+else
+  log "tools venv present ($tools/venv)"
+fi
+if [ ! -x "$tools/node/node_modules/.bin/vite" ]; then
+  log "npm install vite in $tools/node"
+  as_root mkdir -p "$tools/node"
+  [ -f "$tools/node/package.json" ] || printf '{"name": "dsh-allow-tools", "private": true}\n' | as_root tee "$tools/node/package.json" >/dev/null
+  # vite 6: it runs on every Node 20 (vite 7 wants 20.19 or later).
+  (cd "$tools/node" && as_root npm install --no-audit --no-fund --loglevel=error vite@6) \
+    || log "vite could not be installed; the workflows that need it will SKIP"
+else
+  log "vite present ($tools/node)"
+fi
+as_root chmod -R a+rX "$tools" 2>/dev/null || true
 
 log "done"

@@ -56,6 +56,8 @@ count() {
 }
 
 # --- set-up and build: a failure here stops the run ----------------------------
+users_me_before=0
+[ -e /Users/me ] && users_me_before=1
 run setup bash scripts/setup.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
 if [ -f scripts/setup-dsh.sh ]; then
   run setup-dsh bash scripts/setup-dsh.sh || true
@@ -124,6 +126,15 @@ elif [ ! -x "$node22_bin/node" ]; then
   failed=1
 else
   run e2e env PATH="$node22_bin:$PATH" node --test "${e2e_tests[@]}"
+fi
+
+# Tests leave nothing behind outside the repository and their own temp
+# folders. The spec's own macOS examples name /Users/me/project: no test may
+# make it on a Linux machine (the Seatbelt model's worlds live under
+# /Users/dsh-allow-model and go with their tests).
+if [ -e /Users/me ] && [ "${users_me_before:-0}" = 0 ]; then
+  summary+=("FAIL  leftovers: /Users/me was made by the run (a test made a path of the spec's examples for real)")
+  failed=1
 fi
 
 banner summary

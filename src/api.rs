@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::capability::{Access, Capability};
 pub use crate::policy::command_grant::GrantMatch;
-pub use crate::policy::{Mode, Platform, Tier};
+pub use crate::policy::managed::Managed;
+pub use crate::policy::{Enforce, Mode, Platform, Tier};
 use crate::policy::rules::{CommandGrant, Rule};
 
 /// One call to `decide`.
@@ -42,6 +43,38 @@ pub struct DecideRequest {
     /// tests an ssh key, gets write on that one socket for the call.
     #[serde(default)]
     pub sockets: Sockets,
+    /// The kernel fence's tier right now (the plugin's probe), which a
+    /// managed `requireFence` is held to; absent: the weakest tier `fence`
+    /// is consistent with (all five capabilities read as guarded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence_level: Option<Enforce>,
+    /// The administrator's managed policy, its files merged; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed: Option<Managed>,
+}
+
+impl DecideRequest {
+    /// The fence tier this call runs under: none under full access, where
+    /// DSH confines nothing.
+    pub fn fence_tier(&self) -> Enforce {
+        use Capability::*;
+        if self.mode == Mode::DangerFullAccess {
+            return Enforce::Off;
+        }
+        if let Some(level) = self.fence_level {
+            return level;
+        }
+        let has = |caps: &[Capability]| caps.iter().all(|c| self.fence.contains(c));
+        if has(&Capability::ALL) {
+            Enforce::Guarded
+        } else if has(&[Write, Create, Delete, Execute]) {
+            Enforce::Process
+        } else if has(&[Write, Create, Delete]) {
+            Enforce::Writes
+        } else {
+            Enforce::Off
+        }
+    }
 }
 
 /// Where the daemons a call may be granted listen: docker's (`DOCKER_HOST`
@@ -163,6 +196,41 @@ pub struct Decision {
     /// restore FILE`): carried into the profile (`ProfileRequest::kept`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<String>,
+    /// What the managed policy does to this call (present when the request
+    /// carries one): whether it is why, and which answers the card offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed: Option<ManagedVerdict>,
+}
+
+/// The managed policy's part in one decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedVerdict {
+    /// The managed policy is why the call is refused or asked: the ledger's
+    /// decided-by is then `managed`.
+    pub decided: bool,
+    /// The card may offer Always allow (and store its proposals).
+    pub always_allow: bool,
+    /// The auto-reviewer may answer the card.
+    pub auto_review: bool,
+    /// The files the policy was read from.
+    pub files: Vec<String>,
+}
+
+impl Decision {
+    /// The answers a card for this decision offers: Deny, Always allow when
+    /// there is a rule to store and nothing forbids storing it, Allow once.
+    pub fn answers(&self) -> Vec<&'static str> {
+        if self.decision != Outcome::Prompt {
+            return Vec::new();
+        }
+        let stores = !self.proposals.is_empty() && self.managed.as_ref().is_none_or(|m| m.always_allow);
+        if stores {
+            vec!["Deny", "Always allow", "Allow once"]
+        } else {
+            vec!["Deny", "Allow once"]
+        }
+    }
 }
 
 /// A daemon's socket a line reaches.

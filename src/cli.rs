@@ -1,7 +1,8 @@
 //! The `dsh-allow` command line: the core from a terminal (native, unix).
 //!
 //!   dsh-allow decide < request.json          JSON in, the decision as JSON out
-//!   dsh-allow explain '<command>' [--cwd D --workspace W --rules F --mode M --platform P --home H --fence CAPS --persistence shut|open]
+//!   dsh-allow explain '<command>' [--cwd D --workspace W --rules F --mode M --platform P --home H --fence CAPS --persistence shut|open --managed F…]
+//!   dsh-allow managed check FILE…             validate managed policy files
 //!   dsh-allow run --profile-json '<json>' -- argv…   (Linux: run argv under the Landlock fence)
 
 use std::io::Read;
@@ -22,6 +23,7 @@ pub fn main() -> u8 {
         Some("keep") if args.len() == 2 => crate::runner::keeper::serve(&args[1]),
         Some("profile") => cmd_profile(&args[1..]),
         Some("status") => cmd_status(&args[1..]),
+        Some("managed") => cmd_managed(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{}", USAGE);
             0
@@ -38,6 +40,8 @@ const USAGE: &str = "usage:
   dsh-allow explain '<command>' [--cwd DIR] [--workspace DIR] [--home DIR] [--harness-home DIR]
                     [--rules FILE] [--mode read-only|workspace-write|danger-full-access]
                     [--platform linux|macos] [--fence read,write,create,delete,execute] [--persistence shut|open]
+                    [--fence-level full|guarded|process|writes|off] [--managed FILE]…
+  dsh-allow managed check FILE…             validate managed policy files (errors name the field)
   dsh-allow run --profile-json JSON [--enforce TIER] [--fence-cache DIR] [--report-fence] -- PROGRAM [ARGS…]
   dsh-allow profile --profile-json JSON [--format plan|sbpl|landlock]
   dsh-allow status --profile-json JSON      what the kernel enforces here, probed for real";
@@ -80,7 +84,15 @@ fn cmd_explain(args: &[String]) -> u8 {
         Some("workspace-write") | None => Mode::WorkspaceWrite,
         Some(m) => return usage_error(&format!("--mode: read-only, workspace-write or danger-full-access, got {m:?}")),
     };
-    let mut fence = Vec::new();
+    let fence_level = match opt("--fence-level") {
+        None => None,
+        Some(l) => match crate::api::Enforce::ORDER.into_iter().chain([crate::api::Enforce::Off]).find(|e| e.as_str() == l) {
+            Some(e) => Some(e),
+            None => return usage_error(&format!("--fence-level: full, guarded, process, writes or off, got {l:?}")),
+        },
+    };
+    // A tier named alone stands behind its capabilities.
+    let mut fence = if opt("--fence").is_none() { fence_level.map(|l| l.fenced()).unwrap_or_default() } else { Vec::new() };
     if let Some(f) = opt("--fence") {
         for c in f.split(',').filter(|c| !c.is_empty()) {
             match Capability::parse(c) {
@@ -116,6 +128,8 @@ fn cmd_explain(args: &[String]) -> u8 {
         i += 1;
     }
     let Some(command) = command else { return usage_error("explain needs a command") };
+    let managed_files: Vec<&String> = args.windows(2).filter(|w| w[0] == "--managed").map(|w| &w[1]).collect();
+    let managed = (!managed_files.is_empty()).then(|| crate::policy::managed::merge(&managed_files.iter().map(|f| read_source(f)).collect::<Vec<_>>()));
     let protected_files = vec![format!("{harness_home}/dsh-allow.json"), format!("{harness_home}/dsh-allow-audit.ndjson")];
     let req = DecideRequest {
         command: command.clone(),
@@ -132,6 +146,8 @@ fn cmd_explain(args: &[String]) -> u8 {
         fence,
         persistence: if opt("--persistence").as_deref() == Some("shut") { Persistence::Shut } else { Persistence::Open },
         sockets: sockets_from_env(),
+        fence_level,
+        managed,
     };
     let d = crate::decide::decide(&req, &FsHost::from_env());
     print!("{}", crate::decide::explain::render(&req, &d));
@@ -208,6 +224,38 @@ fn cmd_status(args: &[String]) -> u8 {
         }
     }
     println!("{}", serde_json::to_string_pretty(&status).expect("status serializes"));
+    0
+}
+
+/// A managed file as the plugin reads it: its text, or why it cannot be read.
+fn read_source(file: &str) -> crate::policy::managed::Source {
+    match std::fs::read_to_string(file) {
+        Ok(text) => crate::policy::managed::Source { file: file.to_string(), text: Some(text), error: None },
+        Err(e) => crate::policy::managed::Source { file: file.to_string(), text: None, error: Some(e.to_string()) },
+    }
+}
+
+/// `dsh-allow managed check FILE…`: each file alone, then what they enforce
+/// together. Exit 1 when any is at fault, with the field named.
+fn cmd_managed(args: &[String]) -> u8 {
+    let ("check", files) = (args.first().map(String::as_str).unwrap_or(""), &args[args.len().min(1)..]) else {
+        return usage_error("managed: the only subcommand is check FILE…");
+    };
+    if files.is_empty() {
+        return usage_error("managed check needs a file");
+    }
+    let sources: Vec<_> = files.iter().map(|f| read_source(f)).collect();
+    let merged = crate::policy::managed::merge(&sources);
+    for e in &merged.errors {
+        eprintln!("dsh-allow managed check: {e}");
+    }
+    if !merged.errors.is_empty() {
+        return 1;
+    }
+    println!("{}: valid (managed policy version {})", files.join(", "), crate::policy::managed::MANAGED_VERSION);
+    for line in merged.describe() {
+        println!("  {line}");
+    }
     0
 }
 

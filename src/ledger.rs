@@ -39,7 +39,8 @@ pub struct LedgerRow {
     /// `allowed`, `refused`, `denied`, `asked` (no answer yet), `cancelled`, `unavailable`.
     pub outcome: String,
     /// `rule`, `baseline`, `fence` (the kernel fence bounded what the text
-    /// could not show), `auto-review`, `human`, `policy`.
+    /// could not show), `auto-review`, `human`, `policy`, `managed` (the
+    /// administrator's managed policy refused or asked).
     pub source: String,
     pub reason: String,
     #[serde(default)]
@@ -292,6 +293,7 @@ impl<'a> Folding<'a> {
             Some("rule") => "rule",
             Some("baseline") => "baseline",
             Some("fence") => "fence",
+            Some("managed") => "managed",
             Some(_) => return false,
         };
         match at {
@@ -358,6 +360,7 @@ impl<'a> Folding<'a> {
             Some("card") => "human",
             Some("command") => "command",
             Some("file") => "file",
+            Some("managed") => "managed",
             Some("host") | None => "host",
             Some(_) => return false,
         };

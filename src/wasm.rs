@@ -251,6 +251,34 @@ pub fn parse_rules(text: &str) -> Result<JsValue, JsError> {
     to_js(&crate::policy::rules::parse_rules_file(text))
 }
 
+/// `managedPolicy([{file, text?, error?}])`: the managed files as one policy.
+#[wasm_bindgen(js_name = managedPolicy)]
+pub fn managed_policy(sources: JsValue) -> Result<JsValue, JsError> {
+    let sources: Vec<crate::policy::managed::Source> = from_js(sources, "managed sources")?;
+    to_js(&crate::policy::managed::merge(&sources))
+}
+
+#[wasm_bindgen(js_name = describeManaged)]
+pub fn describe_managed(policy: JsValue) -> Result<JsValue, JsError> {
+    let policy: crate::policy::managed::Managed = from_js(policy, "managed policy")?;
+    to_js(&policy.describe())
+}
+
+/// `managedRuleCheck(policy, rule, home, platform)`: may `/allow add` store this rule.
+#[wasm_bindgen(js_name = managedRuleCheck)]
+pub fn managed_rule_check(policy: JsValue, rule: JsValue, home: &str, platform: JsValue) -> Result<JsValue, JsError> {
+    let policy: crate::policy::managed::Managed = from_js(policy, "managed policy")?;
+    let rule: crate::policy::rules::Rule = from_js(rule, "rule")?;
+    let platform: crate::api::Platform = from_js(platform, "platform")?;
+    to_js(&policy.check_rule(&rule, home, platform))
+}
+
+#[wasm_bindgen(js_name = managedSystemFile)]
+pub fn managed_system_file(platform: JsValue) -> Result<String, JsError> {
+    let platform: crate::api::Platform = from_js(platform, "platform")?;
+    Ok(crate::policy::managed::system_file(platform).to_string())
+}
+
 /// Why a session's workspace is not taken as one (`/`, or above home), or
 /// undefined. Lexical: the caller passes real paths.
 #[wasm_bindgen(js_name = workspaceRefusal)]

@@ -273,6 +273,7 @@ fn differential(name: &str, probes: usize) {
                 grants: &[],
                 protected_files: &protected,
                 for_fence: false,
+                managed: None,
             },
             &host,
         );

@@ -83,6 +83,7 @@ fn the_fence_of_ten_thousand_rules_grants_each_and_withholds_the_deny() {
         host_ports: vec![],
         folders: vec![],
         kept: vec![],
+        managed: None,
     };
     // The fence carries folders that exist.
     let mut host = FixtureHost::default();

@@ -101,7 +101,7 @@ impl World {
         let runner = self.runner.to_string_lossy().into_owned();
         let mut argv: Vec<String> = users::become_user(self.user);
         argv.extend([runner, "run".into(), "--profile-json".into(), self.profile().to_string(), "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
-        self.command(&argv, dir).output().unwrap()
+        run_output(self.command(&argv, dir))
     }
 
     /// The same script unfenced, as the same user, in `dir`.
@@ -121,6 +121,19 @@ impl World {
             .stdin(Stdio::null());
         c
     }
+}
+
+/// Run `c` and collect its output. A copy of the runner another test
+/// thread was still writing when this one forked is busy for a moment
+/// (ETXTBSY): try again.
+fn run_output(mut c: Command) -> Output {
+    for _ in 0..50 {
+        match c.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the runner stayed busy (ETXTBSY)");
 }
 
 impl Drop for World {
@@ -433,5 +446,11 @@ fn a_sidecar_name_beside_something_that_is_no_writable_database_stays() {
         let out = w.fenced(&format!("rm -f notes-journal; rm -f {}", w.p("home/app.db-journal")));
         assert!(w.path("ws/notes-journal").exists(), "a -journal beside a file that is no database went: {}", text(&out));
         assert!(w.path("home/app.db-journal").exists(), "the journal of a database the call may not write went: {}", text(&out));
+        // A database the call makes beside a file of the user's does not
+        // make that file its journal.
+        w.write("ws/thesis-journal", "my thesis\n");
+        w.own();
+        let out = w.fenced(&format!("{} && rm -f thesis-journal", sqlite("c = sqlite3.connect('thesis'); c.execute('create table t(x)'); c.commit(); c.close()")));
+        assert!(w.path("ws/thesis-journal").exists(), "a database made in the call took a user's file for its journal: {}", text(&out));
     });
 }

@@ -142,7 +142,28 @@ fn the_workspace_grants_write_create_and_execute_but_not_unlink() {
     for op in ["file-read-data", "file-write-data", "file-write-create", "process-exec"] {
         assert!(all.contains(op), "{op} missing from the workspace grant:\n{all}");
     }
-    assert!(!all.contains("file-write-unlink"), "delete is not granted in the workspace");
+    // Unlink only of SQLite's files beside a database (a name the regex
+    // ends in), never of the workspace's entries at large.
+    let unlinks: Vec<&&str> = grants.iter().filter(|l| l.contains("file-write-unlink")).collect();
+    let sidecar = format!("(allow file-write-unlink (require-all {ws} (regex #\"{}\")))", dsh_allow::fence::sbpl::SIDECARS);
+    assert!(unlinks.iter().all(|l| **l == sidecar), "delete is not granted in the workspace: {unlinks:?}");
+    assert_eq!(unlinks.len(), 1, "the workspace's SQLite sidecars may be removed:\n{}", s.text);
+}
+
+#[test]
+fn sqlite_sidecars_may_be_removed_where_the_call_may_write_and_stay_shut_inside_what_is_excepted() {
+    let s = profile(Enforce::Full, Mode::WorkspaceWrite, vec![rule("/Users/me", &["read", "write"])]);
+    let home = param_of(&s, "/Users/me");
+    let ssh = param_of(&s, "/Users/me/.ssh");
+    let lines: Vec<&str> = s.text.lines().collect();
+    let allow = lines.iter().position(|l| l.starts_with("(allow file-write-unlink (require-all") && l.contains(&format!("(subpath {home})"))).expect("sidecars beside what home's rule lets the call write");
+    // The credential store inside home is denied the same unlink after it.
+    let deny = lines.iter().rposition(|l| l.starts_with("(deny") && l.contains("file-write-unlink") && l.contains(&format!("(subpath {ssh})"))).expect("unlink stays shut in ~/.ssh");
+    assert!(deny > allow, "{}", s.text);
+    // A rule that grants delete already needs no pattern; read-only grants none.
+    let s = profile(Enforce::Full, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read"])]);
+    let other = format!("(subpath {})", param_of(&s, "/Users/me/other"));
+    assert!(!s.text.lines().any(|l| l.contains("require-all") && l.contains(&other)), "{}", s.text);
 }
 
 #[test]
@@ -401,6 +422,10 @@ fn the_probe_profile_grants_none_of_the_paths_it_probes() {
                     continue;
                 }
                 for l in s.text.lines().filter(|l| l.starts_with("(allow") && l.contains(&format!("(param \"{name}\")"))) {
+                    // The SQLite sidecar pattern reaches no name the probe tries.
+                    if l.contains(&format!("(regex #\"{}\")", dsh_allow::fence::sbpl::SIDECARS)) {
+                        continue;
+                    }
                     let wrong: &[&str] = if probed.ends_with("/victim") { &["file-write-unlink"] } else { &["file-read-data", "file-write", "process-exec"] };
                     assert!(!wrong.iter().any(|w| l.contains(w)), "{enforce:?}: {probed} is granted by {l} ({value})");
                 }
@@ -420,6 +445,44 @@ fn the_probe_profile_grants_none_of_the_paths_it_probes() {
 
 /// A line past the test harness's capture (it takes only print!/eprint!):
 /// a SKIP must show in a passing run.
+/// The managed policy as the plugin passes it: one file's text, merged.
+fn managed(text: serde_json::Value) -> dsh_allow::policy::managed::Managed {
+    let source = dsh_allow::policy::managed::Source { file: "/Library/Application Support/dsh-allow/managed.json".into(), text: Some(text.to_string()), error: None };
+    dsh_allow::policy::managed::merge(&[source])
+}
+
+#[test]
+fn a_managed_deny_is_denied_after_every_grant_operation_by_operation_even_where_a_rule_grants_it() {
+    for enforce in Enforce::ORDER {
+        let mut req = request(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read", "write", "create", "delete"])]);
+        req.managed = Some(managed(serde_json::json!({ "version": 1, "deny": [{ "path": "~/other", "access": { "read": true, "write": true } }] })));
+        let h = host();
+        let plan = compile(&req, &h);
+        let s = render_for(&req, &plan, &h);
+        let other = param_of(&s, "/Users/me/other");
+        // No grant opens what the managed policy denies…
+        for l in s.text.lines().filter(|l| l.starts_with("(allow") && l.contains(&other)) {
+            for op in ops(&[Capability::Read, Capability::Write, Capability::Delete]) {
+                assert!(!l.contains(&op), "{enforce:?}: a grant opens the denied folder: {l}");
+            }
+        }
+        // …and its denials come after the last grant on files, for every
+        // capability it denies (a denied read denies moving entries out too).
+        let last = last_file_allow(&s);
+        for cap in [Capability::Read, Capability::Write, Capability::Delete] {
+            let line = format!("(deny {} (subpath {other}))", operations(cap).join(" "));
+            let at = lines_with(&s, &line);
+            assert!(at.iter().any(|&i| i > last), "{enforce:?}: no `{line}` after every grant:\n{}", s.text);
+        }
+        // The folders above it may not be renamed away with it inside.
+        let home = format!("(deny file-write-unlink (literal {}))", param_of(&s, "/Users/me"));
+        assert!(!lines_with(&s, &home).is_empty(), "{enforce:?}: home may be renamed away:\n{}", s.text);
+        // Without the managed policy the rule's grant is in the profile (the test can fail).
+        let plain = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/other", &["read", "write", "create", "delete"])]);
+        assert!(plain.text.lines().any(|l| l.starts_with("(allow") && l.contains("file-write-unlink") && l.contains(&param_of(&plain, "/Users/me/other"))));
+    }
+}
+
 fn loud(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "\n{line}");
@@ -682,6 +745,39 @@ mod kernel {
     }
 
     #[test]
+    fn a_managed_deny_holds_against_hidden_code_even_where_a_rule_grants_it() {
+        let Some(w) = World::new("managed") else { return };
+        let docs = quoted(&w.path("home/docs/readme"));
+        let out = quoted(&w.path("ws/readme-copy"));
+        let text = serde_json::json!({ "version": 1, "deny": [{ "path": w.path("home/docs"), "access": { "read": true, "write": true } }] });
+        let managed = super::managed(text);
+        for enforce in [Enforce::Full, Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            let mine = vec![rule(&w.path("home"), &["read", "write", "create", "delete"])];
+            let mut req = w.request(enforce, mine.clone());
+            req.managed = Some(managed.clone());
+            let mut probes = vec![
+                format!("cat {docs}"),
+                format!("echo x >> {docs}"),
+                format!("sh -c 'cat {}'", w.path("home/docs/readme")),
+                format!("mv {docs} {out} && cat {out}"),
+                format!("mv {} {}", quoted(&w.path("home/docs")), quoted(&w.path("home/docs-moved"))),
+            ];
+            if program("python3").is_some() {
+                probes.push(format!("python3 -c \"print(open({docs}).read())\""));
+                probes.push(format!("python3 -c \"import os; os.rename({docs}, {out})\""));
+            }
+            for probe in &probes {
+                refused(&w.sh(&req, probe), &format!("{enforce:?}: `{probe}` under a managed deny"));
+                assert_eq!(w.read("home/docs/readme").as_deref(), Some(SECRET), "{enforce:?}: `{probe}` changed or moved the denied file");
+            }
+            // The rule's grant beside it still works, and without the
+            // managed policy the same rule opens the file (the test can fail).
+            ok(&w.sh(&req, &format!("cat {}", quoted(&w.path("home/notes.txt")))), "reading beside the denied folder");
+            ok(&w.sh(&w.request(enforce, mine), &format!("cat {docs}")), "the control read");
+        }
+    }
+
+    #[test]
     fn a_repositorys_hooks_and_config_are_refused_to_every_writer_while_git_keeps_its_lock_files() {
         let Some(w) = World::new("hooks") else { return };
         std::fs::create_dir_all(w.path("ws/.git/hooks")).unwrap();
@@ -772,6 +868,34 @@ mod kernel {
                     w.write("home/.dsh/other", "other");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn sqlite_writes_in_the_workspace_remove_their_journal_and_other_removals_stay_refused() {
+        let Some(w) = World::new("sqlite") else { return };
+        if program("sqlite3").is_none() {
+            return;
+        }
+        for enforce in [Enforce::Guarded, Enforce::Process, Enforce::Writes] {
+            let req = w.request(enforce, vec![]);
+            // Unfenced, a database with a row: the fenced calls find it there.
+            let _ = std::fs::remove_file(w.root.join("ws/app.db"));
+            let made = Command::new("sqlite3").arg(w.path("ws/app.db")).arg("create table t(x); insert into t values (1)").status().unwrap();
+            assert!(made.success());
+            // Each commit makes the rollback journal and removes it again;
+            // WAL mode's -wal and -shm go when the last connection closes.
+            ok(&w.sh(&req, "sqlite3 app.db 'insert into t values (2)'"), &format!("{enforce:?}: a write to a database in the workspace"));
+            ok(&w.sh(&req, "sqlite3 app.db 'pragma journal_mode=wal; insert into t values (3)'"), &format!("{enforce:?}: a write in WAL mode"));
+            for sidecar in ["ws/app.db-journal", "ws/app.db-wal", "ws/app.db-shm"] {
+                assert!(!w.exists(sidecar), "{enforce:?}: {sidecar} was left behind");
+            }
+            let count = Command::new("sqlite3").arg(w.path("ws/app.db")).arg("select count(*) from t").output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), "3", "{enforce:?}");
+            // The pattern reaches only those names: the workspace's other entries stay.
+            refused(&w.sh(&req, "rm a"), &format!("{enforce:?}: rm beside the database"));
+            refused(&w.sh(&req, "rm app.db"), &format!("{enforce:?}: rm of the database itself"));
+            assert!(w.exists("ws/a") && w.exists("ws/app.db"));
         }
     }
 
@@ -1099,6 +1223,7 @@ mod kernel {
                     grants: &[],
                     protected_files: &req.protected_files,
                     for_fence: false,
+                    managed: None,
                 },
                 &host,
             );

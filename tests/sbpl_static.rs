@@ -63,6 +63,7 @@ fn request(workspace: &str, home: &str, enforce: Enforce, mode: Mode, rules: Vec
         host_ports: vec![3080],
         folders: vec![],
         kept: vec![],
+        managed: None,
     }
 }
 
@@ -180,6 +181,7 @@ fn vector_profiles(t: &mut Tally) {
         host_ports: vec![3080],
         folders: vec![],
         kept: vec![],
+        managed: None,
                 };
                 t.profile(&format!("vector {} ({platform:?}, {enforce:?})", case.name), &req, &case.fixture);
             }

@@ -69,6 +69,20 @@ fn grant() -> CommandGrant {
     }
 }
 
+fn managed() -> Managed {
+    Managed {
+        files: vec!["/etc/dsh-allow/managed.json".into()],
+        deny: vec![rule()],
+        ask: vec![rule()],
+        always_allow: false,
+        auto_review: false,
+        modes: Some(vec![Mode::ReadOnly]),
+        require_fence: Some(Enforce::Full),
+        audit: dsh_allow::policy::managed::Audit::Required,
+        errors: vec!["e".into()],
+    }
+}
+
 /// Every field set (options Some), so serde emits every key it knows.
 fn samples() -> Vec<(&'static str, Value)> {
     let req = DecideRequest {
@@ -86,6 +100,8 @@ fn samples() -> Vec<(&'static str, Value)> {
         fence: vec![Capability::Read],
         persistence: dsh_allow::api::Persistence::Shut,
         sockets: dsh_allow::api::Sockets { docker: Some("/run/docker.sock".into()), ssh_agent: Some("/tmp/a.sock".into()) },
+        fence_level: Some(Enforce::Full),
+        managed: Some(managed()),
     };
     let effect = EffectVerdict {
         path: "/w".into(),
@@ -111,6 +127,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         widened: vec!["w".into()],
         kept: vec!["/w/a.rs".into()],
         sockets: vec![SocketNeed { daemon: "docker".into(), path: Some("/run/docker.sock".into()), granted: true, sentence: "s".into() }],
+        managed: Some(ManagedVerdict { decided: true, always_allow: false, auto_review: false, files: vec!["/etc/dsh-allow/managed.json".into()] }),
     };
     let load = RulesLoad { rules: vec![rule()], commands: vec![grant()], error: Some("e".into()), warnings: vec![] };
     let preq = ProfileRequest {
@@ -128,6 +145,7 @@ fn samples() -> Vec<(&'static str, Value)> {
         host_ports: vec![3080],
         folders: vec!["/w/new".into()],
         kept: vec!["/w/a.rs".into()],
+        managed: Some(managed()),
     };
     let fg = FenceGrant { path: "/w".into(), aliases: vec!["/x".into()], access: vec![Capability::Read], except: vec!["/w/x".into()] };
     let plan = FencePlan { enforce: Enforce::Full, handled: vec![], grants: vec![fg.clone()], notes: vec![] };
@@ -171,17 +189,21 @@ fn samples() -> Vec<(&'static str, Value)> {
         ("command-grant", s(&grant())),
         ("access", s(&Access::all())),
         ("rules-load", s(&load)),
+        ("managed", s(&managed())),
+        ("managed-source", s(&dsh_allow::policy::managed::Source { file: "/m.json".into(), text: Some("{}".into()), error: Some("e".into()) })),
+        ("managed-verdict", s(decision.managed.as_ref().unwrap())),
+        ("rule-check", s(&dsh_allow::policy::managed::RuleCheck { refused: Some("r".into()), notes: vec!["n".into()] })),
         ("profile-request", s(&preq)),
         ("fence-grant", s(&fg)),
         ("fence-plan", s(&plan)),
         ("sbpl", s(&sbpl)),
         ("compiled-profile", json!({"plan": plan, "sbpl": sbpl})),
         ("ledger-row", s(&row)),
-        ("kernel-denial", json!({ "path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"], "door": "socket" })),
+        ("kernel-denial", json!({ "path": "/w/build/x", "capability": null, "withheld": ["delete", "execute"], "door": "socket", "operation": "unlink", "program": "rm" })),
         ("folded", s(&folded)),
         ("fold-options", s(&fold)),
         ("session-event", json!({"type": "sandbox/mode", "data": {}})),
-        ("denial", s(&dsh_allow::fence::guidance::Denial { path: "/w".into(), capability: Some(Capability::Delete), door: Some("socket".into()), guidance: "g".into() })),
+        ("denial", s(&dsh_allow::fence::guidance::Denial { path: "/w".into(), capability: Some(Capability::Delete), door: Some("socket".into()), operation: Some("unlink".into()), program: Some("rm".into()), pid: Some(7), guidance: "g".into() })),
         ("review-request", review_request()),
         ("requested-permission", s(&review_input().requested_permissions[0])),
         ("review-input", s(&review_input())),

@@ -928,3 +928,507 @@ fn every_workflow_passes_through_the_decision_with_at_most_one_answered_prompt()
     eprintln!("\nworkflow gate (decision → Always allow → dsh-allow run):\n{}", report.join("\n"));
     assert!(failures.is_empty(), "workflows that broke the gate:\n{}", failures.join("\n"));
 }
+
+// --- The everyday families (issue 38) -----------------------------------------
+//
+// Real tools, one call per line, each decided as the plugin decides it (the
+// default rules, a card answered Allow once: its carried grants and its
+// proposals as the call's one-shot grants) and run by `dsh-allow run` under
+// the profile the plugin hands it, as root and as an unprivileged user
+// (uid 65534). Every line runs a second time, unfenced, in a twin world:
+// the fenced line must exit as the control did, pass its check and leave
+// the same entries behind. The tools come from scripts/setup.sh (a venv
+// with pytest, ruff, black, django and flask, and vite, in
+// $DSH_ALLOW_TOOLS); a family whose tool is missing is a loud SKIP.
+
+#[path = "support/users.rs"]
+mod users;
+
+use dsh_allow::api::Decision;
+
+/// What a line should come to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Expect {
+    /// Runs with no card and works as the control does.
+    Works,
+    /// A card first (answered Allow once), then it works as the control does.
+    WorksAfterCard,
+    /// The fence refuses it, and the runner names that refusal on standard
+    /// error (the words given): a choice, said in docs/policy.md.
+    Named(&'static str),
+}
+
+struct Line {
+    run: &'static str,
+    expect: Expect,
+    /// Run unfenced in the fenced world afterwards: exit 0 = it did its work.
+    check: &'static str,
+}
+
+const fn works(run: &'static str, check: &'static str) -> Line {
+    Line { run, expect: Expect::Works, check }
+}
+
+const fn carded(run: &'static str, check: &'static str) -> Line {
+    Line { run, expect: Expect::WorksAfterCard, check }
+}
+
+struct Family<'a> {
+    name: &'static str,
+    /// Programs the family runs (on the tools PATH), else a loud SKIP.
+    needs: &'a [&'static str],
+    files: &'a [(&'static str, &'static str)],
+    /// Run unfenced on both sides first: the project as the lines find it.
+    scene: &'a [&'static str],
+    lines: &'a [Line],
+    /// Entries whose names differ between the worlds by design (a hash of
+    /// the project's path): left out of the comparison.
+    ignore: &'a [&'static str],
+}
+
+fn tools_path() -> String {
+    let t = std::env::var("DSH_ALLOW_TOOLS").unwrap_or_else(|_| "/usr/local/lib/dsh-allow-tools".into());
+    format!("{t}/venv/bin:{t}/node/node_modules/.bin:/usr/local/bin:/usr/bin:/bin")
+}
+
+/// Twin worlds (`fenced/` and `control/`, each with ws/, home/, home/.dsh)
+/// under the scratch root, owned by the user they run as.
+struct Twins {
+    base: PathBuf,
+    user: Option<u32>,
+    runner: PathBuf,
+}
+
+impl Twins {
+    fn new(name: &str, user: Option<u32>) -> Option<Twins> {
+        if !users::usable(name, user) {
+            return None;
+        }
+        let who = user.map_or("root".to_string(), |u| u.to_string());
+        let base = scratch::root().join(format!("everyday-{name}-{who}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        for side in ["fenced", "control"] {
+            for d in ["ws", "home/.dsh"] {
+                fs::create_dir_all(base.join(side).join(d)).unwrap();
+            }
+            fs::write(base.join(side).join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
+            fs::write(base.join(side).join("home/.gitconfig"), "[user]\n\tname = Every Day\n\temail = everyday@example.invalid\n[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n").unwrap();
+        }
+        // A runner the user may start, wherever this build's target lies.
+        let runner = base.join("dsh-allow");
+        fs::copy(BIN, &runner).unwrap();
+        Some(Twins { base, user, runner })
+    }
+
+    fn ws(&self, side: &str) -> PathBuf {
+        self.base.join(side).join("ws")
+    }
+
+    fn p(&self, side: &str, rel: &str) -> String {
+        self.base.join(side).join(rel).to_string_lossy().into_owned()
+    }
+
+    fn argv(&self, argv: &[String], side: &str) -> Command {
+        let full: Vec<String> = users::become_user(self.user).into_iter().chain(argv.iter().cloned()).collect();
+        let mut c = Command::new(&full[0]);
+        c.args(&full[1..])
+            .current_dir(self.ws(side))
+            .stdin(Stdio::null())
+            .env_clear()
+            .env("PATH", tools_path())
+            .env("HOME", self.base.join(side).join("home"))
+            .env("LANG", "C.UTF-8")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+            .env("npm_config_update_notifier", "false")
+            .env("CARGO_TERM_COLOR", "never")
+            // What the runner sets in every fenced call: the control sees the same.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("NODE_DISABLE_COMPILE_CACHE", "1");
+        c
+    }
+
+    fn unfenced(&self, side: &str, script: &str) -> Output {
+        self.argv(&["/bin/bash".into(), "-c".into(), script.into()], side).output().expect("bash starts")
+    }
+
+    /// The plugin's request for one call (plugin/gate.js makeDecider).
+    fn decide(&self, line: &str) -> Decision {
+        let req: DecideRequest = serde_json::from_value(json!({
+            "command": line, "cwd": self.p("fenced", "ws"), "workspace": self.p("fenced", "ws"), "home": self.p("fenced", "home"),
+            "harnessHome": self.p("fenced", "home/.dsh"), "platform": "linux", "mode": "workspace-write",
+            "protectedFiles": [self.p("fenced", "home/.dsh/dsh-allow.json")],
+            "fence": ["read", "write", "create", "delete", "execute"], "persistence": "shut",
+        }))
+        .unwrap();
+        dsh_allow::decide::decide(&req, &FsHost::with_path(&tools_path()))
+    }
+
+    /// The call as the plugin runs it: Allow once on a card binds the
+    /// decision's carried grants and its proposals (plugin/approval.js).
+    fn fenced(&self, line: &str, d: &Decision) -> Output {
+        let mut grants: Vec<Value> = d.command_grant.iter().flat_map(|g| g.rules.iter()).chain(&d.fence_grants).map(|r| serde_json::to_value(r).unwrap()).collect();
+        if d.decision == Verdict::Prompt {
+            grants.extend(d.proposals.iter().map(|p| json!({ "id": "once", "path": p.path, "recursive": p.recursive, "access": p.access })));
+        }
+        let profile = json!({
+            "workspace": self.p("fenced", "ws"), "home": self.p("fenced", "home"), "harnessHome": self.p("fenced", "home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [], "grants": grants,
+            "protectedFiles": [self.p("fenced", "home/.dsh/dsh-allow.json")], "folders": d.folders, "kept": d.kept,
+        });
+        let argv = [self.runner.to_string_lossy().into_owned(), "run".into(), "--profile-json".into(), profile.to_string(), "--".into(), "/bin/bash".into(), "-c".into(), line.into()];
+        self.argv(&argv, "fenced").output().expect("the runner starts")
+    }
+
+    /// Every entry under a side's folder (ws and what lies beside it), relative.
+    fn entries(&self, side: &str, ignore: &[&str]) -> BTreeSet<String> {
+        let root = self.base.join(side);
+        let mut out = BTreeSet::new();
+        walk(&root, &mut |p, _| {
+            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            let keep = !rel.starts_with("home/.dsh") && !ignore.iter().any(|i| rel.contains(i));
+            if keep {
+                out.insert(rel);
+            }
+            keep
+        });
+        out
+    }
+}
+
+impl Drop for Twins {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+/// Run `family` as `user`; every way a line went other than expected.
+fn run_family(family: &Family<'_>, user: Option<u32>) -> Vec<String> {
+    let who = user.map_or("root".to_string(), |u| format!("uid {u}"));
+    let Some(t) = Twins::new(family.name, user) else { return Vec::new() };
+    let missing: Vec<&str> = family.needs.iter().copied().filter(|p| !t.unfenced("control", &format!("command -v {p}")).status.success()).collect();
+    if !missing.is_empty() {
+        eprintln!("SKIP {} ({who}): {} not on {} (scripts/setup.sh installs them)", family.name, missing.join(", "), tools_path());
+        return Vec::new();
+    }
+    for side in ["fenced", "control"] {
+        for (rel, text) in family.files {
+            let p = t.ws(side).join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+    }
+    users::own(&t.base, user);
+    for side in ["fenced", "control"] {
+        for s in family.scene {
+            let out = t.unfenced(side, s);
+            assert!(out.status.success(), "{}: the scene failed at `{s}`: {}", family.name, String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    let mut wrong = Vec::new();
+    for (i, line) in family.lines.iter().enumerate() {
+        let control = t.unfenced("control", line.run);
+        let d = t.decide(line.run);
+        let card = d.decision == Verdict::Prompt;
+        let out = if d.decision == Verdict::Refuse { None } else { Some(t.fenced(line.run, &d)) };
+        let stderr = out.as_ref().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_else(|| d.reason.clone());
+        let check = t.unfenced("fenced", line.check).status.success();
+        let same = t.entries("fenced", family.ignore) == t.entries("control", family.ignore);
+        let ran_as_control = out.as_ref().is_some_and(|o| o.status.code() == control.status.code());
+        let what = format!("{} ({who}) line {} `{}`", family.name, i + 1, line.run);
+        if !control.status.success() {
+            wrong.push(format!("{what}: the control failed: {}", String::from_utf8_lossy(&control.stderr)));
+            break;
+        }
+        match line.expect {
+            Expect::Works | Expect::WorksAfterCard => {
+                if card != (line.expect == Expect::WorksAfterCard) {
+                    wrong.push(format!("{what}: {} a card ({})", if card { "asked" } else { "did not ask" }, d.reason));
+                }
+                if !(ran_as_control && check && same) {
+                    let diff: Vec<String> = t.entries("fenced", family.ignore).symmetric_difference(&t.entries("control", family.ignore)).take(4).cloned().collect();
+                    wrong.push(format!("{what}: exit as the control {ran_as_control}, check {check}, same entries {same} {diff:?}: {}", stderr.lines().take(4).collect::<Vec<_>>().join(" / ")));
+                }
+            }
+            Expect::Named(words) => {
+                if !stderr.lines().any(|l| l.starts_with("dsh-allow: refused ") && l.contains(words)) {
+                    wrong.push(format!("{what}: no refusal line naming `{words}`: {}", stderr.lines().take(4).collect::<Vec<_>>().join(" / ")));
+                }
+            }
+        }
+        // The next line starts from the same world on both sides.
+        if !same || line.expect != Expect::Works && line.expect != Expect::WorksAfterCard {
+            let _ = fs::remove_dir_all(t.base.join("fenced"));
+            copy_tree(&t.base.join("control"), &t.base.join("fenced"));
+            users::own(&t.base, user);
+        }
+    }
+    wrong
+}
+
+/// `cp -a`: the control's world becomes the fenced one's again.
+fn copy_tree(from: &Path, to: &Path) {
+    let ok = Command::new("cp").arg("-a").arg(from).arg(to).status().is_ok_and(|s| s.success());
+    assert!(ok, "cp -a {} {}", from.display(), to.display());
+}
+
+/// Every family as root and as uid 65534; the test fails with every line
+/// that went otherwise.
+fn every_line_of(family: &Family<'_>) {
+    let mut wrong = run_family(family, None);
+    wrong.extend(run_family(family, Some(users::NOBODY)));
+    assert!(wrong.is_empty(), "{}:\n{}", family.name, wrong.join("\n"));
+}
+
+const NO_SIDECARS: &str = "test ! -e app.db-journal && test ! -e app.db-wal && test ! -e app.db-shm";
+
+#[test]
+fn sqlite_writes_commit_and_leave_no_journal_in_this_call_or_a_later_one() {
+    every_line_of(&Family {
+        name: "sqlite",
+        needs: &["sqlite3", "python3"],
+        files: &[],
+        scene: &[],
+        ignore: &[],
+        lines: &[
+            works("sqlite3 app.db 'create table t(x); insert into t values (1)'", NO_SIDECARS),
+            works("sqlite3 app.db 'insert into t values (2)'", NO_SIDECARS),
+            works("sqlite3 app.db 'begin; insert into t values (3); update t set x = x + 1; commit'", NO_SIDECARS),
+            works("python3 -c \"import sqlite3; c = sqlite3.connect('app.db'); c.execute('insert into t values (4)'); c.commit()\"", NO_SIDECARS),
+            // WAL: a writer that dies leaves -wal and -shm; a later call's sqlite3 takes them in and removes them.
+            works("python3 -c \"import sqlite3, os; c = sqlite3.connect('app.db'); c.execute('pragma journal_mode=wal'); c.execute('insert into t values (5)'); c.commit(); os._exit(0)\"", "test -e app.db-wal"),
+            works("sqlite3 app.db 'insert into t values (6)'", NO_SIDECARS),
+            works("sqlite3 app.db 'pragma journal_mode=delete; delete from t where x = 2; vacuum'", "test \"$(sqlite3 app.db 'select count(*) from t')\" = 5"),
+        ],
+    });
+}
+
+const FLASK_APP: &str = "import sqlite3\nfrom flask import Flask, request\nimport click\n\napp = Flask(__name__)\n\n@app.cli.command(\"init-db\")\ndef init_db():\n    with sqlite3.connect(\"app.db\") as c:\n        c.execute(\"create table if not exists notes(body text)\")\n    click.echo(\"initialised\")\n\n@app.post(\"/notes\")\ndef add():\n    with sqlite3.connect(\"app.db\") as c:\n        c.execute(\"insert into notes values (?)\", (request.form[\"body\"],))\n    return \"ok\"\n";
+
+#[test]
+fn flask_init_db_and_a_post_that_writes_work_with_no_card() {
+    every_line_of(&Family {
+        name: "flask",
+        needs: &["flask", "sqlite3"],
+        files: &[("app.py", FLASK_APP)],
+        scene: &[],
+        ignore: &["__pycache__"],
+        lines: &[
+            works("flask --app app init-db", "sqlite3 app.db .tables | grep -q notes"),
+            works("python3 -c \"from app import app; r = app.test_client().post('/notes', data={'body': 'hi'}); assert r.status_code == 200\"", "test \"$(sqlite3 app.db 'select body from notes')\" = hi && test ! -e app.db-journal"),
+        ],
+    });
+}
+
+const DJANGO: &str = "django-admin startproject mysite . && printf '\\nSTATIC_ROOT = BASE_DIR / \"staticfiles\"\\nSTATICFILES_DIRS = [BASE_DIR / \"assets\"]\\n' >> mysite/settings.py && mkdir -p assets && echo 'body { color: red }' > assets/site.css";
+
+#[test]
+fn django_migrates_and_collectstatic_asks_once_each_time_it_may_replace() {
+    every_line_of(&Family {
+        name: "django",
+        needs: &["django-admin", "sqlite3"],
+        files: &[],
+        // startproject formats what it writes with black when black is there.
+        scene: &[DJANGO],
+        ignore: &["__pycache__", "home/.cache"],
+        lines: &[
+            works("python3 manage.py migrate -v 0", "test ! -e db.sqlite3-journal && test \"$(sqlite3 db.sqlite3 'select count(*) from django_migrations')\" -gt 10"),
+            works("python3 manage.py shell -c \"from django.contrib.auth.models import User; User.objects.create_user('ada')\"", "test \"$(sqlite3 db.sqlite3 'select username from auth_user')\" = ada"),
+            carded("python3 manage.py collectstatic --noinput -v 0", "test -f staticfiles/site.css"),
+            works("sleep 1 && echo 'body { color: blue }' > assets/site.css", "true"),
+            carded("python3 manage.py collectstatic --noinput -v 0", "grep -q blue staticfiles/site.css"),
+            carded("python3 manage.py collectstatic --noinput --clear -v 0", "test -f staticfiles/site.css"),
+        ],
+    });
+}
+
+#[test]
+fn atomic_replaces_rename_what_the_call_made_over_what_it_may_write() {
+    every_line_of(&Family {
+        name: "atomic",
+        needs: &["python3", "node", "zip"],
+        files: &[("config.json", "{\"v\": 1}"), ("data.json", "{\"v\": 1}"), ("site/index.html", "<p>v1</p>\n")],
+        scene: &[],
+        ignore: &[],
+        lines: &[
+            works("python3 -c \"import os, tempfile; fd, p = tempfile.mkstemp(dir='.'); os.write(fd, b'{\\\"v\\\": 2}'); os.close(fd); os.replace(p, 'config.json')\"", "grep -q 2 config.json"),
+            works("node -e \"const fs = require('fs'); fs.writeFileSync('data.json.tmp', '{\\\"v\\\": 2}'); fs.renameSync('data.json.tmp', 'data.json')\"", "grep -q 2 data.json"),
+            works("mkdir -p v1 v2 && ln -sfn v1 current", "test \"$(readlink current)\" = v1"),
+            works("ln -sfn v2 current", "test \"$(readlink current)\" = v2"),
+            works("zip -qr site.zip site", "unzip -l site.zip | grep -q index.html"),
+            works("echo more > site/more.txt && zip -qr site.zip site", "unzip -l site.zip | grep -q more.txt"),
+            works("python3 -c \"import dbm.dumb as d; s = d.open('cache', 'c'); s['a'] = b'1'; s.close()\"", "test -f cache.dat"),
+            works("python3 -c \"import shelve; s = shelve.open('store'); s['a'] = 1; s.close()\" && python3 -c \"import shelve; s = shelve.open('store'); s['b'] = 2; s.close()\"", "python3 -c \"import shelve; assert shelve.open('store', 'r')['b'] == 2\""),
+        ],
+    });
+}
+
+const SETUP_PY: &str = "from setuptools import setup\nsetup(name='tinypkg', version='0.1', py_modules=['tinypkg'])\n";
+const PY_TESTS: &[(&str, &str)] = &[
+    ("conftest.py", ""),
+    ("pyproject.toml", "[tool.ruff]\n"),
+    ("setup.py", SETUP_PY),
+    ("tinypkg.py", "X = 1\n"),
+    ("tests/test_x.py", "import tinypkg\n\n\ndef test_x():\n    assert tinypkg.X == 1\n"),
+];
+
+#[test]
+fn python_tool_state_made_in_the_call_is_renamed_into_place_and_kept_up_later() {
+    every_line_of(&Family {
+        name: "python-tools",
+        needs: &["python3", "pytest", "ruff"],
+        files: PY_TESTS,
+        scene: &[],
+        // ruff names its cache files after a hash of the project's path.
+        ignore: &["__pycache__", ".ruff_cache/0", ".ruff_cache/"],
+        lines: &[
+            works("pytest -q", "test -d .pytest_cache/v"),
+            works("pytest -q", "test -d .pytest_cache/v"),
+            works("ruff check -q --exit-zero .", "test -d .ruff_cache"),
+            works("echo 'import os' >> tinypkg.py && ruff check -q --exit-zero .", "test -d .ruff_cache"),
+            works("python3 setup.py -q egg_info", "test -f tinypkg.egg-info/PKG-INFO"),
+            works("sed -i s/0.1/0.2/ setup.py", "grep -q 0.2 setup.py"),
+            works("python3 setup.py -q egg_info", "grep -q 'Version: 0.2' tinypkg.egg-info/PKG-INFO"),
+        ],
+    });
+}
+
+const SITE_V2: &str = "mkdir -p /tmp/.everyday-$$ && cp -r site /tmp/.everyday-$$/ && sed -i s/v1/v2/ /tmp/.everyday-$$/site/index.html && tar -czf site.tgz -C /tmp/.everyday-$$ site && (cd /tmp/.everyday-$$ && zip -qr - site) > site.zip; rm -rf /tmp/.everyday-$$";
+
+#[test]
+fn archives_extracted_over_existing_files_replace_them_with_no_card() {
+    every_line_of(&Family {
+        name: "archives",
+        needs: &["tar", "zip", "unzip"],
+        files: &[("site/index.html", "<p>v1</p>\n"), ("site/css/a.css", "p {}\n")],
+        // The archives hold v2 of the files the workspace holds v1 of.
+        scene: &[SITE_V2],
+        ignore: &[],
+        lines: &[
+            works("tar -xzf site.tgz", "grep -q v2 site/index.html"),
+            works("echo v1 > site/index.html && unzip -oq site.zip", "grep -q v2 site/index.html"),
+            works("mkdir -p out && tar -xzf site.tgz -C out", "grep -q v2 out/site/index.html"),
+            works("echo v1 > out/site/index.html && tar -xzf site.tgz -C out", "grep -q v2 out/site/index.html"),
+            works("echo v1 > out/site/index.html && unzip -oq site.zip -d out", "grep -q v2 out/site/index.html"),
+        ],
+    });
+}
+
+#[test]
+fn vite_build_empties_its_own_output_folder_with_no_card() {
+    every_line_of(&Family {
+        name: "vite",
+        needs: &["vite"],
+        scene: &[],
+        files: &[("index.html", "<!doctype html>\n<html><body><script type=\"module\" src=\"/main.js\"></script></body></html>\n"), ("main.js", "document.body.append('hi')\n")],
+        ignore: &[],
+        lines: &[
+            works("vite build --logLevel error", "test -f dist/index.html"),
+            works("echo \"document.body.append('again')\" >> main.js && vite build --logLevel error", "grep -rq again dist/assets"),
+            works("vite build --logLevel error --outDir build && echo '//' >> main.js && vite build --logLevel error --outDir build", "test -f build/index.html"),
+        ],
+    });
+}
+
+const CLEANING_MAKEFILE: &str = "all: hello out/data.txt\n\nhello: hello.o\n\tcc -o hello hello.o\n\nhello.o: hello.c\n\tcc -c hello.c\n\nout/data.txt: input.txt\n\tmkdir -p out\n\tsed s/a/b/ input.txt > out/data.txt\n\nclean:\n\trm -rf hello hello.o out\n\n.PHONY: all clean\n";
+
+#[test]
+fn make_builds_with_no_card_and_make_clean_says_what_it_removes_first() {
+    every_line_of(&Family {
+        name: "make",
+        needs: &["make", "cc"],
+        files: &[("Makefile", CLEANING_MAKEFILE), ("hello.c", "int main(void) { return 0; }\n"), ("input.txt", "banana\n")],
+        scene: &[],
+        ignore: &[],
+        lines: &[
+            works("make -s", "test -x hello && grep -q bbnana out/data.txt"),
+            works("sleep 1 && echo '/* edit */' >> hello.c && make -s", "test -x hello"),
+            carded("make -s clean", "test ! -e hello && test ! -e out"),
+            works("make -s", "test -x hello"),
+        ],
+    });
+}
+
+const ROTATE: &str = "python3 -c \"import logging, logging.handlers as h; l = logging.getLogger('app'); l.addHandler(h.RotatingFileHandler('app.log', maxBytes=200, backupCount=2)); l.setLevel(logging.INFO); [l.info('line %d of a log that rotates', i) for i in range(40)]\"";
+
+#[test]
+fn a_log_rotated_in_its_own_call_works_and_one_from_an_earlier_call_is_named() {
+    every_line_of(&Family {
+        name: "log-rotation",
+        needs: &["python3"],
+        files: &[],
+        scene: &[],
+        ignore: &[],
+        lines: &[
+            works(ROTATE, "test -f app.log.1 && test -f app.log.2"),
+            // app.log existed before this call: renaming it away is a delete
+            // no line names (docs/policy.md); the runner says which.
+            Line { run: ROTATE, expect: Expect::Named("app.log.2\" (unlink; python3"), check: "true" },
+        ],
+    });
+}
+
+const FRESH_HOME_APP: &[(&str, &str)] = &[
+    ("lib/package.json", "{\"name\": \"tiny-lib\", \"version\": \"1.0.0\", \"main\": \"index.js\"}\n"),
+    ("lib/index.js", "module.exports = 42;\n"),
+    ("package.json", "{\"name\": \"app\", \"version\": \"1.0.0\", \"private\": true}\n"),
+    ("a.py", "x  =  1\n"),
+    ("pyproject.toml", "[tool.black]\n"),
+];
+
+#[test]
+fn state_folders_a_fresh_home_lacks_are_made_or_done_without() {
+    every_line_of(&Family {
+        name: "state",
+        needs: &["npm", "node", "black"],
+        files: FRESH_HOME_APP,
+        scene: &[],
+        // npm names its logs by time and its cache's index by keys that hold
+        // the project's path; black's cache is read, never written, under
+        // the fence (so neither is ~/.cache made).
+        ignore: &["home/.npm/_logs", "home/.npm/_cacache/index-v5", "home/.cache"],
+        lines: &[
+            works("cd lib && npm pack --loglevel=error >/dev/null", "test -f lib/tiny-lib-1.0.0.tgz && test -d ~/.npm"),
+            works("npm install --offline --no-audit --no-fund --loglevel=error ./lib/tiny-lib-1.0.0.tgz", "node -e 'process.exit(require(\"tiny-lib\") === 42 ? 0 : 1)'"),
+            works("rm -rf node_modules && npm ci --offline --no-audit --no-fund --loglevel=error", "test -d node_modules/tiny-lib"),
+            works("black -q a.py", "grep -qx 'x = 1' a.py"),
+            works("echo 'y  =  2' >> a.py && black -q a.py", "grep -qx 'y = 2' a.py"),
+        ],
+    });
+}
+
+#[test]
+fn git_beside_other_programs_asks_once_up_front_and_leaves_no_lock() {
+    every_line_of(&Family {
+        name: "git-mixed",
+        needs: &["git", "npm", "python3"],
+        files: &[("package.json", "{\"name\": \"app\", \"version\": \"1.0.0\"}\n"), ("t.py", "print('ok')\n")],
+        scene: &[],
+        ignore: &["home/.npm/_logs"],
+        lines: &[
+            works("git init -q && git add -A && git commit -qm one", "test \"$(git log --format=%s)\" = one"),
+            carded("echo x > b.txt && git add -A && git commit -qm two && npm version patch -m 'v%s'", "grep -q 1.0.1 package.json && test \"$(git log --format=%s -1)\" = v1.0.1 && test ! -e .git/index.lock"),
+            carded("npm version minor -m 'v%s'", "git tag | grep -qx v1.1.0 && test ! -e .git/index.lock"),
+            works("echo y >> b.txt && git -c user.name=Ada -c user.email=ada@example.invalid commit -qam three", "test \"$(git log --format=%an -1)\" = Ada && test ! -e .git/index.lock"),
+            works("git status --short && python3 t.py", "test ! -e .git/index.lock"),
+        ],
+    });
+}
+
+#[test]
+fn git_worktree_add_and_submodule_add_work_after_allow_once() {
+    every_line_of(&Family {
+        name: "git-cards",
+        needs: &["git"],
+        files: &[("a.txt", "a\n")],
+        // A repository beside the workspace to take in as a submodule.
+        scene: &["git init -q ../libfoo && echo foo > ../libfoo/foo.c && git -C ../libfoo add -A && git -C ../libfoo commit -qm foo"],
+        ignore: &[],
+        lines: &[
+            works("git init -q && git add -A && git commit -qm one", "test -d .git"),
+            carded("git worktree add -q ../x", "test -f ../x/a.txt && git worktree list | grep -q /x"),
+            carded("git submodule add -q ../libfoo libfoo", "test -f libfoo/foo.c && grep -q libfoo .gitmodules && test ! -e .git/index.lock"),
+        ],
+    });
+}

@@ -78,6 +78,7 @@ fn the_fence_grants_nothing_for_a_root_workspace() {
         host_ports: vec![],
         folders: vec![],
         kept: vec![],
+        managed: None,
     };
     let plan = compile(&profile, &LexicalHost);
     let root = plan.grants.iter().find(|g| g.path == "/");

@@ -7,7 +7,8 @@ export type Capability = 'read' | 'write' | 'create' | 'delete' | 'execute';
 export type Platform = 'macos' | 'linux';
 export type Mode = 'read-only' | 'workspace-write' | 'danger-full-access';
 export type Outcome = 'allow' | 'prompt' | 'refuse';
-export type Tier = 'protected' | 'rule' | 'grant' | 'baseline' | 'default';
+export type Tier = 'protected' | 'managed' | 'rule' | 'grant' | 'baseline' | 'default';
+export type Enforce = 'full' | 'guarded' | 'process' | 'writes' | 'off';
 export type Shape = 'strict' | 'any';
 export type PathKind = 'missing' | 'file' | 'dir';
 
@@ -63,6 +64,46 @@ export interface DecideRequest {
   /** The daemons' sockets this host reaches: docker's (a unix DOCKER_HOST,
    * else /var/run/docker.sock) and the ssh agent's (SSH_AUTH_SOCK). */
   sockets?: { docker?: string; sshAgent?: string };
+  /** The kernel fence's tier now (the probe's), which a managed
+   * `requireFence` is held to; absent: the weakest `fence` is consistent with. */
+  fenceLevel?: Enforce;
+  /** The administrator's managed policy (`managedPolicy` of its files). */
+  managed?: Managed;
+}
+
+/**
+ * The managed policy: a floor the user's rules, cards and modes cannot
+ * lower. `deny` is refused for everyone (and compiled into the fence),
+ * `ask` is always a card; a file at fault (`errors`) refuses every call.
+ */
+export interface Managed {
+  files: string[];
+  deny: Rule[];
+  ask: Rule[];
+  alwaysAllow: boolean;
+  autoReview: boolean;
+  modes?: Mode[] | null;
+  requireFence?: Enforce | null;
+  audit: 'optional' | 'required';
+  errors?: string[];
+}
+
+/** One managed file as read: its text, or why it could not be read. */
+export interface ManagedSource {
+  file: string;
+  text?: string;
+  error?: string;
+}
+
+/** The managed policy's part in one decision. */
+export interface ManagedVerdict {
+  /** It is why the call is refused or asked (the ledger's decided-by `managed`). */
+  decided: boolean;
+  /** The card may offer Always allow. */
+  alwaysAllow: boolean;
+  /** The auto-reviewer may answer the card. */
+  autoReview: boolean;
+  files: string[];
 }
 
 export type RuleInput = Pick<Rule, 'path' | 'access'> & Partial<Rule>;
@@ -125,6 +166,8 @@ export interface Decision {
   /** Files the call replaces whose content the runner keeps first (`git
    * restore FILE`): carried into the call's profile (`kept`). */
   kept?: string[];
+  /** Present when the request carries a managed policy. */
+  managed?: ManagedVerdict;
 }
 
 /** A daemon's socket a line reaches. */
@@ -194,6 +237,15 @@ export declare function invalidate(): void;
 export declare function decide(request: DecideRequest, host?: Host | null): Decision;
 /** Parse and validate a rules file's text. Never throws for bad content: see `error`. */
 export declare function parseRules(text: string): RulesLoad;
+/** Managed policy files as read, merged into one policy (a file at fault is in `errors`). */
+export declare function managedPolicy(sources: ManagedSource[]): Managed;
+/** What a managed policy enforces, one line each (`/allow status`). */
+export declare function describeManaged(policy: Managed): string[];
+/** May `/allow add` store this rule: refused at or inside a managed deny or ask
+ * for a capability it grants (or when Always allow is off); notes for entries inside it. */
+export declare function managedRuleCheck(policy: Managed, rule: RuleInput, home: string, platform: Platform): { refused?: string; notes: string[] };
+/** Where the administrator's managed file lives on a platform. */
+export declare function managedSystemFile(platform: Platform): string;
 /** Why a session's workspace is not taken as one (`/`, or a folder above home): no workspace grant there. Pass real paths. */
 export declare function workspaceRefusal(workspace: string, home: string): string | undefined;
 /** Render rules and command grants as rules-file text. */

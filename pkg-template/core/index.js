@@ -17,8 +17,8 @@ const wasm = require('./wasm/nodejs/dsh_allow.js');
 // ~14 ms of every process's start (tests/node/package.test.mjs checks that
 // none is missing).
 export const {
-  buildReviewInput, commandGrantPrompt, compileProfile, decideIn, decideJson, explainDenials, foldLedger,
-  foldLedgerJson, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
+  buildReviewInput, commandGrantPrompt, compileProfile, decideIn, decideJson, describeManaged, explainDenials, foldLedger,
+  foldLedgerJson, managedPolicy, managedRuleCheck, managedSystemFile, newRuleId, parseReviewAnswer, parseRules, redact, renderRules, resolveMode,
   reviewSystemPrompt, version, withheldAt, workspaceRefusal,
 } = wasm;
 

@@ -39,8 +39,17 @@ pub fn render(req: &DecideRequest, d: &Decision) -> String {
     for w in &d.widened {
         let _ = writeln!(s, "  carried wider: {w}");
     }
+    if let Some(m) = d.managed.as_ref().filter(|m| m.decided) {
+        let _ = writeln!(s, "decided by: Managed ({})", m.files.join(", "));
+    }
+    let answers = d.answers();
+    if !answers.is_empty() {
+        let _ = writeln!(s, "answers:   {}", answers.join(" / "));
+    }
+    let stores = answers.contains(&"Always allow");
     for p in &d.proposals {
-        let _ = writeln!(s, "  always allow would store: {} {} {}", p.access.describe(), p.path, if p.recursive { "(folder)" } else { "(file)" });
+        let what = if stores { "always allow would store" } else { "allow once grants" };
+        let _ = writeln!(s, "  {what}: {} {} {}", p.access.describe(), p.path, if p.recursive { "(folder)" } else { "(file)" });
     }
     s
 }

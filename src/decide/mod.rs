@@ -5,6 +5,7 @@
 
 pub mod arrivals;
 pub mod explain;
+mod managed;
 pub mod review;
 mod sockets;
 
@@ -30,6 +31,7 @@ struct PolicyKey {
     rules: Vec<crate::policy::rules::Rule>,
     grants: Vec<crate::policy::rules::Rule>,
     protected_files: Vec<String>,
+    managed: Option<crate::api::Managed>,
 }
 
 impl PolicyKey {
@@ -42,6 +44,7 @@ impl PolicyKey {
             && self.rules == req.rules
             && self.grants == req.grants
             && self.protected_files == req.protected_files
+            && self.managed == req.managed
     }
 }
 
@@ -69,6 +72,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         grants: &req.grants,
         protected_files: &req.protected_files,
         for_fence: false,
+        managed: req.managed.as_ref(),
     };
     let Some(generation) = host.generation() else { return Rc::new(Policy::new(&input, host)) };
     let hit = PREPARED.with(|cell| {
@@ -87,6 +91,7 @@ fn prepared_policy(req: &DecideRequest, home: &str, host: &dyn Host) -> Rc<Polic
         rules: req.rules.clone(),
         grants: req.grants.clone(),
         protected_files: req.protected_files.clone(),
+        managed: req.managed.clone(),
     };
     PREPARED.with(|cell| {
         let mut kept = cell.borrow_mut();
@@ -198,6 +203,10 @@ impl Host for Programs<'_> {
 /// and the memory V8's optimizing compiler takes for a function grows faster
 /// than its size and stays with the host process (docs/performance.md).
 pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
+    // A managed policy that lets no call run here: nothing else is read.
+    if let Some(refused) = managed::refusal(req) {
+        return refused;
+    }
     let programs = Programs::over(host);
     let host = Memo::new(&programs);
     let host: &dyn Host = &host;
@@ -220,17 +229,30 @@ pub fn decide(req: &DecideRequest, host: &dyn Host) -> Decision {
     let (with_roots, grant) = command_grant(req, &analysis, &cwd, &home, host);
     let req = with_roots.as_ref().unwrap_or(req);
     let policy = prepared_policy(req, &home, host);
-    let mut fence_grants = repository_grants(req, &analysis, host);
+    let (mut fence_grants, repository_ask) = repository_grants(req, &analysis, host);
     let mut judged = judge_effects(&analysis, &policy, host);
+    fence_grants.extend(tool_state_removals(req, &judged, host));
     let trusted = trusted_programs(req, &grant);
     let mut unseen = judge_unseen(req, &analysis, &policy, &cwd, host, &mut judged, &trusted);
+    if let Some(why) = repository_ask {
+        unseen.unknown.push(Unknown { capability: Some(Capability::Delete), reason: why.clone(), bounded: false });
+        unseen.asks.push(why);
+    }
     fence_grants.append(&mut unseen.call_grants);
+    let refused_by_managed = matches!(&judged.why_refused, Some((_, _, Why::ManagedDeny(..))));
     let mut d = conclude(req, &home, grant, judged, unseen, fence_grants, host);
     if d.decision != Outcome::Refuse {
         d.folders = analysis.folders.clone();
+        // A folder the line makes and writes into (`git worktree add ../x`)
+        // is granted as a folder: a rule on it alone would reach nothing
+        // the line puts inside.
+        for p in d.proposals.iter_mut().filter(|p| analysis.folders.contains(&p.path) && p.access.grants(Capability::Write)) {
+            p.recursive = true;
+        }
         arrivals::baseline_folders(req, &d.folders, &policy, host, &mut d.fence_grants);
         d.widened = arrivals::widened(req, &d, host);
     }
+    managed::mark(req, &policy, refused_by_managed, host, &mut d);
     d
 }
 
@@ -326,6 +348,10 @@ struct UnseenJudged {
     sockets: Vec<crate::api::SocketNeed>,
     /// Files the runner keeps a copy of before the call replaces them.
     kept: Vec<String>,
+    /// What the card asks every time although no path is missing (a
+    /// removal the line does not name, git beside hidden code): Allow once
+    /// carries the call's grants for it.
+    asks: Vec<String>,
 }
 
 #[inline(never)]
@@ -424,6 +450,9 @@ fn judge_unseen(req: &DecideRequest, analysis: &effects::Analysis, policy: &Poli
                 own_home(req, policy, (cwd, host), hides_nothing, (program, capabilities, dir, reason), why_refused, &mut out);
             }
             Unseen::Kept { program, files, reason } => kept(req, host, hides_nothing, (program, files, reason), &mut out),
+            Unseen::AsksEachTime { capabilities, scope, reason, .. } => {
+                asks_each_time(req, policy, (cwd, host), (capabilities, scope, reason), why_refused, &mut out);
+            }
             Unseen::NotOnPath { program } => {
                 // No rule can name a binary PATH cannot find: the card asks
                 // and proposes nothing (the working directory is no binary).
@@ -483,6 +512,38 @@ fn own_home(
             }
         }
         out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || granted });
+    }
+}
+
+/// A removal the line asks for without naming it (`make clean`): where the
+/// policy does not grant it already, the card asks every time and says
+/// what; Allow once carries the capability under the scope for the call
+/// (a fence grant of the decision, bound only when the card is answered).
+fn asks_each_time(
+    req: &DecideRequest,
+    policy: &Policy,
+    (cwd, host): (&str, &dyn Host),
+    (capabilities, scope, reason): (&[Capability], &[String], &String),
+    why_refused: &mut Option<(String, Capability, Why)>,
+    out: &mut UnseenJudged,
+) {
+    let full = req.mode == Mode::DangerFullAccess;
+    for &cap in capabilities {
+        let (bounded, open) = bound_in(policy, scope, cwd, cap, full || req.fence.contains(&cap), host, why_refused, true);
+        if !bounded && !full {
+            let once = format!("; Allow once lets this one call {} under {}", cap.as_str(), open.join(", "));
+            let why = format!("{reason}{once}");
+            if !out.asks.contains(&why) {
+                out.asks.push(why);
+            }
+            // A read-only session is granted no removal, whatever is answered.
+            if req.mode == Mode::WorkspaceWrite {
+                for dir in &open {
+                    call_grant(&mut out.call_grants, dir, cap);
+                }
+            }
+        }
+        out.unknown.push(Unknown { capability: Some(cap), reason: reason.clone(), bounded: bounded || full });
     }
 }
 
@@ -571,7 +632,7 @@ fn conclude(
     host: &dyn Host,
 ) -> Decision {
     let Judged { verdicts, why_refused, persistence_note, last_grant, .. } = judged;
-    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, kept, .. } = unseen;
+    let UnseenJudged { unknown, unbounded, program_needs, link_prompt, escape, discards, call_granted, sockets, kept, asks, .. } = unseen;
     let GrantOutcome { matched: command_grant, note: grant_note } = grant;
     let mut missing: Vec<PathCapability> = verdicts
         .iter()
@@ -599,6 +660,7 @@ fn conclude(
             widened: Vec::new(),
             sockets: Vec::new(),
             kept: Vec::new(),
+            managed: None,
         };
     }
     // A grant that matched but cannot be carried falls back to the prompt:
@@ -621,12 +683,17 @@ fn conclude(
                 vec![Proposal { path: paths::absolute(&req.workspace, &req.cwd, home), recursive: true, access: Access::of(&[Capability::Read]), command: Some(p) }],
             ),
         };
-        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     // Nothing a rule could name is missing, but a /proc link is unbounded:
     // the card asks, and proposes nothing to keep.
     if let (true, Some(why)) = (missing.is_empty(), &link_prompt) {
-        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Prompt, reason: why.clone(), effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
+    }
+    // Asked although no path is missing: nothing to store, every time.
+    if missing.is_empty() && !asks.is_empty() {
+        let reason = format!("asked every time: {}", asks.join("; "));
+        return Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     if missing.is_empty() {
         let reason = match (&last_grant, verdicts.is_empty()) {
@@ -643,7 +710,7 @@ fn conclude(
             (None, Some(note)) => format!("{reason} ({note}; the grant was not applied)"),
             (None, None) => reason,
         };
-        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() };
+        return Decision { decision: Outcome::Allow, reason, effects: verdicts, missing, unknown, proposals: Vec::new(), command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None };
     }
     let first = &missing[0];
     let reason = if missing.len() == 1 {
@@ -660,8 +727,9 @@ fn conclude(
         None => reason,
     };
     let reason = if discards.is_empty() { reason } else { format!("{}: {reason}", discards.join("; ")) };
+    let reason = if asks.is_empty() { reason } else { format!("{reason}; and {}", asks.join("; ")) };
     let proposals = proposals(&missing, &program_needs, host);
-    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone() }
+    Decision { decision: Outcome::Prompt, reason, effects: verdicts, missing, unknown, proposals, command_grant, fence_grants, folders: Vec::new(), widened: Vec::new(), sockets: sockets.clone(), kept: kept.clone(), managed: None }
 }
 
 /// An operation whose paths lie somewhere under `scope` (the cwd when
@@ -700,22 +768,59 @@ fn bound_in(
 /// renames. Only when the line starts git and nothing that runs code its
 /// text does not show (an interpreter, a script, a program not in the
 /// table, configuration given with `-c`), so hidden code never holds delete
-/// over the history.
-fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> Vec<crate::policy::rules::Rule> {
+/// over the history. A line that changes the repository through git and
+/// also runs such code (`git commit && npm version`) would fail at git's
+/// first lock file with no card: it is asked up front, every time (the
+/// second value says why), and Allow once carries the grant.
+fn repository_grants(req: &DecideRequest, analysis: &effects::Analysis, host: &dyn Host) -> (Vec<crate::policy::rules::Rule>, Option<String>) {
     let hidden = analysis.unseen.iter().any(|u| matches!(u, Unseen::Opaque { .. } | Unseen::NotOnPath { .. } | Unseen::ProcessLink { .. }));
-    if req.mode != Mode::WorkspaceWrite || !analysis.runs_git || analysis.runs_code || hidden {
-        return Vec::new();
-    }
-    if crate::policy::resolve::workspace_refused(&req.workspace, &req.home, host).is_some() {
-        return Vec::new();
+    let mixed = analysis.runs_code || hidden;
+    let asks = mixed && analysis.writes_repository;
+    if req.mode != Mode::WorkspaceWrite || !(analysis.runs_git || asks) || (mixed && !asks) {
+        return (Vec::new(), None);
     }
     let repo = paths::normalize(&format!("{}/{}", req.workspace, crate::policy::baseline::REPOSITORY));
+    // Asked for only where there is a repository to change.
+    if asks && host.kind(&repo) != PathKind::Dir {
+        return (Vec::new(), None);
+    }
+    if crate::policy::resolve::workspace_refused(&req.workspace, &req.home, host).is_some() {
+        return (Vec::new(), None);
+    }
     // The workspace's own folder: a `.git` swapped for a link leads elsewhere.
     let ws_real = host.canonical_root(&paths::normalize(&req.workspace));
     if host.canonical(&repo) != paths::normalize(&format!("{ws_real}/{}", crate::policy::baseline::REPOSITORY)) {
+        return (Vec::new(), None);
+    }
+    let grant = crate::policy::rules::Rule { id: String::new(), path: repo.clone(), recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() };
+    let why = asks.then(|| {
+        format!("git changes the repository {repo} and the line also runs code its text does not show, for which the repository stays shut: Allow once lets this one call change it (its hooks and config stay shut)")
+    });
+    (vec![grant], why)
+}
+
+/// Removing a tool-state folder itself (`rm -rf node_modules`): the
+/// baseline grants delete inside it, but the kernel puts the right to
+/// remove the folder on the workspace around it. The decision names that
+/// one entry for the call, and the runner removes it (runner/removals.rs).
+fn tool_state_removals(req: &DecideRequest, judged: &Judged, host: &dyn Host) -> Vec<crate::policy::rules::Rule> {
+    use crate::policy::baseline::{Root, TOOL_STATE};
+    if req.mode != Mode::WorkspaceWrite {
         return Vec::new();
     }
-    vec![crate::policy::rules::Rule { id: String::new(), path: repo, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() }]
+    let ws = paths::normalize(&req.workspace);
+    let names: Vec<&str> = TOOL_STATE.iter().filter_map(|e| if let Root::InWorkspace(name) = e.root { Some(name) } else { None }).collect();
+    let mut out: Vec<crate::policy::rules::Rule> = Vec::new();
+    for v in judged.verdicts.iter().filter(|v| v.capability == Capability::Delete && v.granted && v.tier == Tier::Baseline) {
+        let path = paths::normalize(&v.path);
+        let Some(name) = names.iter().find(|n| path == format!("{ws}/{n}")) else { continue };
+        // The folder itself, really there: a link in its place leads elsewhere.
+        let real = host.kind(&path) == PathKind::Dir && host.canonical(&path) == paths::normalize(&format!("{}/{name}", host.canonical_root(&ws)));
+        if real && !out.iter().any(|r| r.path == path) {
+            out.push(crate::policy::rules::Rule { id: String::new(), path, recursive: true, access: Access::of(&[Capability::Delete]), hits: 0, created_at: String::new() });
+        }
+    }
+    out
 }
 
 /// A line that runs no code its text does not show: no interpreter, shell,
@@ -794,6 +899,7 @@ fn refuse_unreadable(why: String) -> Decision {
         widened: Vec::new(),
         sockets: Vec::new(),
         kept: Vec::new(),
+        managed: None,
     }
 }
 
@@ -801,6 +907,7 @@ fn refusal_sentence(path: &str, cap: Capability, why: &Why) -> String {
     let op = cap.as_str();
     match why {
         Why::PermissionStore(store) => format!("refused: {op} on {path} would change the permission store ({store}); nothing may write it"),
+        Why::ManagedDeny(root, entry) => managed::denial_sentence(path, cap, root, entry),
         Why::Reserved(root) => format!("refused: {root} is a protected system path; {op} on {path} is not allowed for anyone"),
         Why::Credential(store) => format!("refused: {path} is in a credential store ({store}); only a rule added with /allow add opens it"),
         Why::HarnessHome(home) => format!("refused: {op} on {path} would change the harness home ({home}), where the plugin, its profile and its store live; only a rule added with /allow add opens it"),

@@ -16,8 +16,18 @@ pub(super) fn unzip(s: &Split, sink: &mut Sink) {
     if !list_only {
         let dir = s.values(&["-d"]).into_iter().next();
         sink.unknown_names_in(dir.as_ref(), &[Create, Write], "unzip creates the names the archive holds");
+        // Told to overwrite (`-o`) or to freshen or update existing files
+        // (`-f`, `-u`), unzip removes each file it replaces before writing
+        // it again: replacing the archive's own names, the same as writing
+        // them, which is what the line asks.
+        if s.short('o') || s.short('f') || s.short('u') {
+            sink.self_guarded("unzip", &[Delete], dir.as_ref(), REPLACES);
+        }
     }
 }
+
+/// Why an extraction over existing files is granted delete for its call.
+const REPLACES: &str = "extracting over existing files removes each one the archive holds before writing it again, which replaces it as writing over it would";
 
 /// `zip`: the archive created or written, its sources read.
 #[inline(never)]
@@ -28,6 +38,12 @@ pub(super) fn zip(s: &Split, sink: &mut Sink) {
         sink.path(archive, Read);
     } else {
         sink.fill(archive);
+        // Updating an archive, zip writes the new one beside it, removes
+        // the old and renames the new into its place: that one entry.
+        let exists = sink.dirs().is_some_and(|ds| archive.literal().is_some_and(|a| ds.iter().any(|d| sink.cx.host.kind(&crate::paths::absolute(d, a, sink.cx.home)) == crate::host::PathKind::File)));
+        if exists {
+            sink.self_guarded("zip", &[Delete], Some(archive), "zip replaces the archive it updates with the one it wrote beside it");
+        }
     }
     for op in &ops[1..] {
         sink.path(op, Read);
@@ -175,6 +191,12 @@ pub(super) fn tar(s: &Split, args: &[Arg], sink: &mut Sink) {
             let unlinks = letters.contains('U') || long("--unlink-first") || long("--recursive-unlink");
             let caps: &[Capability] = if unlinks { &[Create, Write, Delete] } else { &[Create, Write] };
             sink.unknown_names_in(dir.as_ref(), caps, "tar extracts names the archive holds");
+            // By default GNU tar removes a file the archive holds that is
+            // already there, then makes it again; bsdtar does the same.
+            let keeps = letters.contains('k') || long("--keep-old-files") || long("--skip-old-files") || long("--keep-newer-files") || long("--to-stdout") || letters.contains('O');
+            if !unlinks && !keeps {
+                sink.self_guarded("tar", &[Delete], dir.as_ref(), REPLACES);
+            }
         }
     }
 }

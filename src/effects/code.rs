@@ -158,9 +158,34 @@ pub(super) fn interpreter(name: &str, args: &[Arg], sink: &mut Sink) {
         if !t.starts_with('-') {
             // The script: read, not executed (it is not execve'd).
             sink.path(a, Read);
-            let _ = i;
+            if name.starts_with("python") {
+                django_collects(a, &args[i + 1..], sink);
+            }
             return;
         }
     }
     sink.opaque(format!("`{name}` reading its program from standard input"));
+}
+
+/// `python manage.py collectstatic`: Django copies the static files into
+/// STATIC_ROOT, removing each one it collected before whose source changed
+/// (and, with `--clear`, all of them) before writing it again. Where
+/// STATIC_ROOT is, only the project's settings say: the card says so, every
+/// time, and Allow once lets that call delete under the project's folder.
+fn django_collects(script: &Arg, rest: &[Arg], sink: &mut Sink) {
+    let Some(path) = script.literal() else { return };
+    let command = rest.iter().map(Arg::text).find(|w| !w.starts_with('-'));
+    if crate::paths::file_name(path) != "manage.py" || command != Some("collectstatic") {
+        return;
+    }
+    let project = match path.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => path[..i].to_string(),
+        None => ".".to_string(),
+    };
+    let reason = format!(
+        "`manage.py collectstatic` removes the files it collected before into STATIC_ROOT (wherever the project's settings put it) and writes them again{}",
+        if rest.iter().any(|a| matches!(a.text(), "--clear" | "-c")) { ", and with --clear removes everything there first" } else { "" }
+    );
+    sink.asks_each_time("manage.py collectstatic", &[Delete], &project, &reason);
 }

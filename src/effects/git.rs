@@ -33,7 +33,13 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
             "-c" | "--config-env" => {
                 // Configuration given on the line: git's own writes are no
                 // longer git's alone, and some keys name a command to run.
-                sink.out.runs_code = true;
+                // A key that only says who commits or which transports git
+                // may use (`-c user.name=…`, `-c protocol.file.allow=always`)
+                // changes neither.
+                let plain = t == "-c" && matches!(args.get(i + 1), Some(Arg::Literal(kv)) if git_key_is_plain(kv));
+                if !plain {
+                    sink.out.runs_code = true;
+                }
                 match args.get(i + 1) {
                     Some(Arg::Literal(kv)) if !git_key_runs_code(kv.split('=').next().unwrap_or(kv), kv.split_once('=').map(|(_, v)| v)) => {
                         expires |= git_key_expires_history(kv.split('=').next().unwrap_or(kv));
@@ -59,6 +65,7 @@ pub(super) fn git(args: &[Arg], sink: &mut Sink) {
     }
     let Some(sub) = args.get(i).and_then(Arg::literal) else { return };
     let rest = &args[i + 1..];
+    sink.out.writes_repository |= writes_repository(sub, rest);
     let flag = |f: &str| rest.iter().any(|a| a.text() == f);
     // Subcommands that run a command the line names.
     let runs = match sub {
@@ -214,6 +221,45 @@ fn git_key_runs_code(key: &str, value: Option<&str>) -> bool {
     ) || matches!(first, "includeif" | "filter" | "pager" | "credential" | "gpg" | "browser")
         || matches!(last, "command" | "driver" | "textconv" | "helper" | "cmd" | "program" | "process" | "clean" | "smudge" | "tool" | "path")
         || (first == "alias" && value.is_none_or(|v| v.trim_start().starts_with('!')))
+}
+
+/// `-c KEY=VALUE` that names no program, no file git reads or writes, and
+/// nothing about what git keeps: who commits, which transports it may use,
+/// its messages' looks. Anything else makes the line's git not git's alone.
+fn git_key_is_plain(kv: &str) -> bool {
+    let Some((key, value)) = kv.split_once('=') else { return false };
+    let key = key.to_ascii_lowercase();
+    let first = key.split('.').next().unwrap_or("");
+    let off = matches!(value.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0");
+    matches!(key.as_str(), "user.name" | "user.email" | "author.name" | "author.email" | "committer.name" | "committer.email" | "init.defaultbranch" | "core.quotepath")
+        || (key.starts_with("protocol.") && key.ends_with(".allow"))
+        || matches!(first, "advice" | "color")
+        || (matches!(key.as_str(), "commit.gpgsign" | "tag.gpgsign") && off)
+}
+
+/// Whether `git SUB REST` changes the repository (its index, refs, objects
+/// or the worktree's entries in `.git`), which git does through lock files it
+/// makes and removes there. Reading subcommands refresh the index only when
+/// they can, and go on when they cannot (`git status` under a shut `.git`).
+fn writes_repository(sub: &str, rest: &[Arg]) -> bool {
+    const READS: &[&str] = &[
+        "status", "diff", "log", "show", "ls-files", "ls-tree", "ls-remote", "grep", "blame", "describe", "rev-parse", "rev-list", "shortlog",
+        "cat-file", "for-each-ref", "show-ref", "reflog", "help", "version", "check-ignore", "check-attr", "name-rev", "var", "count-objects",
+        "fsck", "verify-commit", "verify-tag", "whatchanged", "diff-files", "diff-index", "diff-tree", "merge-base", "cherry", "range-diff",
+        "archive", "format-patch", "bundle", "show-branch", "annotate", "difftool", "request-pull", "--version", "--help",
+    ];
+    let words: Vec<&str> = rest.iter().map(Arg::text).collect();
+    let listing = |flags: &[&str]| words.is_empty() || words.iter().all(|w| w.starts_with('-') && flags.contains(w));
+    match sub {
+        _ if READS.contains(&sub) => false,
+        "branch" => !listing(&["-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--list", "-l", "--show-current", "--no-color", "--color"]),
+        "tag" => !listing(&["-l", "--list", "-n", "--no-color", "--color"]),
+        "remote" => words.first().is_some_and(|w| !matches!(*w, "-v" | "--verbose" | "show" | "get-url")),
+        "stash" => !matches!(words.first(), Some(&("list" | "show"))),
+        "worktree" => !matches!(words.first(), Some(&"list")),
+        "config" => words.iter().any(|w| !w.starts_with('-')) && !words.iter().any(|w| matches!(*w, "--get" | "--get-all" | "--get-regexp" | "-l" | "--list" | "get" | "list")),
+        _ => true,
+    }
 }
 
 /// Keys that decide how soon git forgets history (`gc.reflogExpire=now`

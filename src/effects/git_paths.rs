@@ -95,6 +95,14 @@ pub(super) fn git_files(globals: &[Arg], sub: &str, rest: &[Arg], sink: &mut Sin
         "submodule" if rest.iter().map(Arg::text).find(|t| !t.starts_with('-')) == Some("add") => {
             let at = rest.iter().position(|a| a.text() == "add").unwrap_or(0);
             let s = split(&rest[at + 1..], &["-b", "--branch", "--name", "--reference", "--depth"]);
+            // A local repository is cloned: read where it lies (a relative
+            // URL is taken from the superproject's folder, where git runs).
+            if let Some(local) = s.operands.first().and_then(|u| u.literal()).and_then(local_repository) {
+                sink.path(&Arg::Literal(local.to_string()), Read);
+            }
+            for v in s.values(&["--reference"]) {
+                sink.path(&v, Read);
+            }
             let path = match (s.operands.get(1), s.operands.first().and_then(|u| u.literal()).and_then(humanish)) {
                 (Some(p), _) => Some((*p).clone()),
                 (None, Some(h)) => Some(Arg::Literal(h)),
@@ -104,6 +112,9 @@ pub(super) fn git_files(globals: &[Arg], sub: &str, rest: &[Arg], sink: &mut Sin
                 Some(p) => sink.path_with(&p, create_or_write),
                 None => sink.computed(Create, "git submodule add names the folder after the URL".into()),
             }
+            // The submodule is registered in the superproject's .gitmodules
+            // (written through .gitmodules.lock), in the folder git runs in.
+            sink.fill(&Arg::Literal(".gitmodules".into()));
         }
         _ => {}
     }
@@ -213,9 +224,11 @@ fn worktree(rest: &[Arg], sink: &mut Sink) {
     let s = split(&rest[1..], &["-b", "-B", "--reason"]);
     let ops = &s.operands;
     match verb {
+        // A new worktree: git makes the folder (or takes an empty one,
+        // which it reads to tell) and writes the branch's files into it.
         "add" => {
             if let Some(p) = ops.first() {
-                sink.path_with(p, create_or_write);
+                sink.makes_folder_as(p, &[Read, Create, Write]);
             }
         }
         "move" => {

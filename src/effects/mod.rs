@@ -74,6 +74,7 @@ fn part_of(out: &Analysis) -> Analysis {
 fn starts_of(out: &mut Analysis, part: &Analysis) {
     out.runs_code |= part.runs_code;
     out.runs_git |= part.runs_git;
+    out.writes_repository |= part.writes_repository;
     out.configures_code |= part.configures_code;
     out.discards.extend(part.discards.iter().cloned());
 }

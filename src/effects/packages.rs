@@ -41,6 +41,7 @@ pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: 
         "gem" => gem(args, sink),
         "bundle" | "bundler" => bundle(args, sink, depth),
         "poetry" => poetry(args, sink, depth),
+        "vite" => vite(args, sink),
         "brew" => {
             let changes = ["install", "uninstall", "remove", "rm", "upgrade", "reinstall", "tap", "untap", "link", "unlink", "cleanup", "autoremove", "pin", "unpin", "bundle", "update", "postinstall", "migrate", "services"];
             if first_word(args).is_some_and(|w| changes.contains(&w)) {
@@ -59,6 +60,28 @@ pub(super) fn package_manager(name: &str, args: &[Arg], sink: &mut Sink, depth: 
         }
         _ => {}
     }
+}
+
+/// `vite build [root]`: vite empties its output folder (`dist` below the
+/// root, or `--outDir`) before it writes the new build there. That folder
+/// holds only what vite makes, so delete in it is granted for the call even
+/// beside the code vite runs (its config, its plugins). An `outDir` set only
+/// in the config is not known here: that build's removals meet the fence.
+fn vite(args: &[Arg], sink: &mut Sink) {
+    // Options that always take a value (vite's optional ones are written `--opt=value`).
+    let s = split(args, &["--outDir", "--assetsDir", "--base", "--mode", "-m", "--config", "-c", "--logLevel", "-l", "--target", "--filter"]);
+    let words: Vec<&str> = s.operands.iter().map(|a| a.text()).collect();
+    if words.first() != Some(&"build") {
+        return;
+    }
+    let empties = !args.iter().any(|a| matches!(a.text(), "--emptyOutDir=false" | "--no-emptyOutDir"));
+    let root = s.operands.get(1).and_then(|a| a.literal()).unwrap_or(".");
+    let out = s.values(&["--outDir"]).first().and_then(|v| v.literal().map(str::to_string)).unwrap_or_else(|| "dist".into());
+    if !empties || !s.values(&["--outDir"]).iter().all(|v| v.literal().is_some()) {
+        return;
+    }
+    let dir = if out.starts_with('/') { out } else { format!("{}/{out}", root.trim_end_matches('/')) };
+    sink.regenerable("vite", &[Delete], &dir, "vite empties its own output folder before each build (it writes it again from the sources)");
 }
 
 /// The first word that is not an option.
@@ -89,6 +112,15 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
     if s.has(&["--script-shell"]) {
         sink.opaque(format!("{name} runs its scripts through a shell the line names"));
     }
+    // npm keeps its cache and logs in ~/.npm, a package cache of the
+    // baseline: made first when a fresh home has none (the fence attaches
+    // only to what exists, and npm fails when it cannot make it).
+    if name == "npm" && !s.has(&["--cache"]) {
+        let cache = format!("{}/.npm", sink.cx.home.trim_end_matches('/'));
+        if sink.cx.host.kind(&cache) == crate::host::PathKind::Missing {
+            sink.makes_folder(&Arg::Literal(cache));
+        }
+    }
     const INSTALLS: &[&str] = &[
         "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add", "ci", "clean-install", "ic",
         "install-clean", "update", "up", "upgrade", "udpate", "uninstall", "remove", "rm", "r", "un", "unlink", "prune", "dedupe", "ddp",
@@ -108,6 +140,15 @@ fn node(name: &str, args: &[Arg], sink: &mut Sink) {
             }
         }
         "exec" | "x" | "dlx" | "create" => sink.opaque(format!("{name} {sub} runs a package it may download first")),
+        // `npm version patch`: the manifest and lock file written, and in a
+        // repository a commit and a tag made by the git it runs.
+        "version" if words.len() > 1 => {
+            let dir = prefix.as_ref().and_then(Arg::literal).unwrap_or(".").trim_end_matches('/').to_string();
+            sink.fill(&Arg::Literal(format!("{dir}/package.json")));
+            // The lock file is written where there is one.
+            sink.path_with(&Arg::Literal(format!("{dir}/package-lock.json")), |_, kind| if kind == crate::host::PathKind::Missing { Read } else { Write });
+            sink.out.writes_repository = true;
+        }
         "init" | "innit" => {
             if words.len() > 1 {
                 sink.opaque(format!("{name} init runs the initializer package `{}`", words[1]));

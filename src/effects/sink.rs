@@ -74,6 +74,12 @@ pub enum Unseen {
     /// restore FILE`): delete of exactly those entries for the call, when
     /// the line shows everything it runs, else asked as a discard.
     Kept { program: String, files: Vec<String>, reason: String },
+    /// A removal the line asks for without naming what it removes, made by
+    /// code it does not show (`make clean`'s recipe, `manage.py
+    /// collectstatic` replacing what it collected before): one card up
+    /// front, asked every time, that says so; Allow once carries
+    /// `capabilities` under `scope` for that call alone.
+    AsksEachTime { program: String, capabilities: Vec<Capability>, scope: Vec<String>, reason: String },
 }
 
 /// The daemons whose socket a call can be granted (`DecideRequest::sockets`).
@@ -114,6 +120,10 @@ pub struct Analysis {
     pub runs_code: bool,
     /// The line starts git (found on PATH by name).
     pub runs_git: bool,
+    /// The line changes a repository through git: a git subcommand that
+    /// writes it (`add`, `commit`, `submodule add`…), or a program that runs
+    /// git to do so (`npm version` commits and tags).
+    pub writes_repository: bool,
     /// The line sets configuration that names a command to run later (`git
     /// config core.hooksPath …`): asked every time, never under a command
     /// grant.
@@ -496,6 +506,22 @@ impl Sink<'_, '_> {
             self.out.folders.push(dir.clone());
         }
         self.out.unseen.push(Unseen::OwnHome { program: program.to_string(), capabilities: capabilities.to_vec(), dir, reason: reason.to_string() });
+    }
+
+    /// A self-guarded rewrite by `program` under `dir` (relative to the
+    /// working directory; `None`: the working directory), see
+    /// [`Unseen::SelfGuarded`]. A computed folder gets nothing.
+    pub(super) fn self_guarded(&mut self, program: &str, capabilities: &[Capability], dir: Option<&Arg>, reason: &str) {
+        let Some(dir) = dir.map_or(Some("."), Arg::literal) else { return };
+        let scope: Vec<String> = self.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, dir, self.cx.home)).collect()).unwrap_or_default();
+        self.out.unseen.push(Unseen::SelfGuarded { program: program.to_string(), capabilities: capabilities.to_vec(), scope, reason: reason.to_string() });
+    }
+
+    /// One card up front for what `program` removes under `dir` (relative to
+    /// the working directory), see [`Unseen::AsksEachTime`].
+    pub(super) fn asks_each_time(&mut self, program: &str, capabilities: &[Capability], dir: &str, reason: &str) {
+        let scope: Vec<String> = self.dirs().map(|ds| ds.iter().map(|c| paths::absolute(c, dir, self.cx.home)).collect()).unwrap_or_default();
+        self.out.unseen.push(Unseen::AsksEachTime { program: program.to_string(), capabilities: capabilities.to_vec(), scope, reason: reason.to_string() });
     }
 
     /// A cache `program` regenerates in `dir` (relative to the working

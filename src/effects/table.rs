@@ -268,7 +268,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // Archivers whose first word is a command (`7z x`, `ar rcs`, `cpio -i`, `unrar x`).
     Program { names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "unrar"], takes_value: &[], kind: Kind::Role(Role::Archiver) },
     // Package managers and builders: see `packages`.
-    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry", "virtualenv"], takes_value: &[], kind: Kind::Role(Role::Packages) },
+    Program { names: &["npm", "pnpm", "yarn", "npx", "pnpx", "pip", "pip3", "pipx", "uv", "uvx", "cargo", "rustup", "go", "apt", "apt-get", "aptitude", "dpkg", "dpkg-deb", "gem", "bundle", "bundler", "brew", "conda", "mamba", "micromamba", "poetry", "virtualenv", "vite"], takes_value: &[], kind: Kind::Role(Role::Packages) },
     // Programs that start a command their arguments spell out.
     Program { names: &["flock"], takes_value: &["-w", "-E", "--timeout", "--wait", "--conflict-exit-code"], kind: Kind::Role(Role::Flock) },
     Program { names: &["script"], takes_value: &["-c", "-I", "-O", "-B", "-T", "-m", "-E", "-o", "--command", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--echo", "--output-limit"], kind: Kind::Role(Role::Script) },

@@ -273,8 +273,19 @@ pub(super) fn make(args: &[Arg], sink: &mut Sink) {
     super::variables::assignments(&super::variables::leading_assignments(&set), sink, 0);
     if s.has(&["-C", "--directory", "-f", "--file", "--makefile", "-E", "--eval"]) {
         sink.opaque("make runs the recipes of a folder or makefile the command line names but does not show".into());
+        return;
+    }
+    // The cleaning targets remove what earlier builds made, by recipes the
+    // line does not show: one card up front says so, every time.
+    if let Some(target) = s.operands.iter().filter_map(|a| a.literal()).find(|t| CLEANS.contains(t)) {
+        let reason = format!("`make {target}` runs the Makefile's {target} recipe, which removes what earlier builds made here (the Makefile, not the line, names what)");
+        sink.asks_each_time("make", &[Delete], ".", &reason);
     }
 }
+
+/// The targets by which a Makefile removes what it built (the GNU coding
+/// standards' names and their usual kin).
+const CLEANS: &[&str] = &["clean", "distclean", "mostlyclean", "maintainer-clean", "realclean", "clobber"];
 
 /// ssh's options that run a program here, not on the other host:
 /// `-o ProxyCommand=`, `LocalCommand=`, `KnownHostsCommand=`, `Match exec`,

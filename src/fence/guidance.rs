@@ -1,8 +1,16 @@
-//! Kernel denials turned into guidance: when a fenced command fails with
-//! "Permission denied" / "Operation not permitted" / "Read-only file
-//! system", name the capability that was missing and where, and the
-//! narrowest `/allow add` that would grant it, instead of leaving the model
-//! a bare error to work around.
+//! Kernel denials turned into guidance: name the capability that was
+//! missing and where, and the narrowest `/allow add` that would grant it,
+//! instead of leaving the model a bare error to work around.
+//!
+//! Two sources. The Linux runner's supervisor names every create, delete,
+//! rename or write it refuses on the call's standard error, one line per
+//! (capability, path): `dsh-allow: refused delete "/w/app.db-journal"
+//! (unlink; sqlite3, pid 4242)`. That is the runner's own knowledge, and it
+//! wins: a guess from a program's message about the same entry is dropped.
+//! What the supervisor does not see (Landlock's EACCES on a read, the
+//! read-only tree's EROFS, Seatbelt's EPERM on macOS) is read from the
+//! program's message: "Permission denied" / "Operation not permitted" /
+//! "Read-only file system" and the path it quotes.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +28,15 @@ pub struct Denial {
     /// names) or a `signal` (to the process `path` names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub door: Option<String>,
+    /// The system call the runner refused (`unlink`, `rename`, `open`,
+    /// `mkdir`…): set only when the runner named the refusal itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// The program that made it, and its process id (the runner's line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// The sentence for the model.
     pub guidance: String,
 }
@@ -58,6 +75,12 @@ fn operation_of(line: &str, lower: &str) -> Option<Capability> {
 pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
     let mut out: Vec<Denial> = Vec::new();
     for line in stderr.lines() {
+        if let Some(d) = entry_refused(line) {
+            if !out.iter().any(|o| o.path == d.path && o.capability == d.capability && o.operation.is_some()) {
+                out.push(d);
+            }
+            continue;
+        }
         if let Some(d) = door_refused(line) {
             if !out.iter().any(|o| o.path == d.path && o.door == d.door) {
                 out.push(d);
@@ -92,10 +115,84 @@ pub fn explain_denials(stderr: &str, cwd: &str, home: &str) -> Vec<Denial> {
             "dsh-allow: the kernel fence refused {what} on {path} — the file-system permissions the user set for this session. Do not work around it with another command; if it is needed, ask the user, who can grant it with {grant}."
         );
         if !out.iter().any(|d| d.path == path && d.capability == capability) {
-            out.push(Denial { path, capability, door: None, guidance });
+            out.push(Denial { path, capability, door: None, operation: None, program: None, pid: None, guidance });
         }
     }
-    out
+    prefer_the_runner(out)
+}
+
+/// The runner's own lines win: a guess from a message about an entry the
+/// runner named (the same path, or the same name and capability where the
+/// message spelled it through a link) says nothing more, and may say less.
+fn prefer_the_runner(denials: Vec<Denial>) -> Vec<Denial> {
+    let named: Vec<(String, Option<Capability>)> = denials.iter().filter(|d| d.operation.is_some()).map(|d| (d.path.clone(), d.capability)).collect();
+    if named.is_empty() {
+        return denials;
+    }
+    let said = |d: &Denial| {
+        named.iter().any(|(p, c)| *p == d.path || (paths::file_name(p) == paths::file_name(&d.path) && (d.capability.is_none() || *c == d.capability)))
+    };
+    denials.into_iter().filter(|d| d.operation.is_some() || d.door.is_some() || !said(d)).collect()
+}
+
+/// One entry the runner's supervisor refused: `dsh-allow: refused
+/// <capability> "<path>" (<operation>; <program>, pid <n>)`, the path
+/// JSON-quoted. Not a socket's or a signal's line (those name no capability).
+fn entry_refused(line: &str) -> Option<Denial> {
+    let rest = line.split_once(REFUSED)?.1;
+    let (word, rest) = rest.split_once(' ')?;
+    let capability = Capability::ALL.into_iter().find(|c| c.as_str() == word)?;
+    let (path, rest) = json_string(rest)?;
+    let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let (before, pid) = inner.rsplit_once(", pid ")?;
+    let (operation, program) = before.split_once("; ")?;
+    let pid = pid.trim().parse().ok();
+    let guidance = runner_guidance(capability, &path, operation, program);
+    Some(Denial { path, capability: Some(capability), door: None, operation: Some(operation.to_string()), program: Some(program.to_string()), pid, guidance })
+}
+
+/// A JSON string at the start of `text`, and what follows it.
+fn json_string(text: &str) -> Option<(String, &str)> {
+    let body = text.strip_prefix('"')?;
+    let mut escaped = false;
+    for (i, c) in body.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => {
+                let value: String = serde_json::from_str(&text[..i + 2]).ok()?;
+                return Some((value, &body[i + 1..]));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// SQLite's files beside a database `X`: `X-journal`, `X-wal`, `X-shm`.
+const SIDECARS: &[(&str, &str)] = &[("-journal", "rollback journal"), ("-wal", "write-ahead log"), ("-shm", "shared-memory index")];
+
+/// The sentence for a refusal the runner named. The narrowest grant names
+/// the entry itself (the runner removes, renames or makes exactly what a
+/// rule names); SQLite's files beside a database are that database's state,
+/// which the call may change once it may write the database.
+fn runner_guidance(capability: Capability, path: &str, operation: &str, program: &str) -> String {
+    let cap = capability.as_str();
+    let dont = "Do not work around it with another command";
+    if let Some((database, what)) = SIDECARS.iter().find_map(|(suffix, what)| path.strip_suffix(suffix).filter(|db| !db.ends_with('/')).map(|db| (db, *what))) {
+        let left = if what == "rollback journal" && capability == Capability::Delete {
+            format!(" The journal stays behind, and until it is removed every later use of {database} fails the same way.")
+        } else {
+            String::new()
+        };
+        return format!(
+            "dsh-allow: the kernel fence refused {cap} on {path} ({operation} by {program}): it is SQLite's {what} for the database {database}, so the database could not be written (SQLite says \"disk I/O error\").{left} {dont}; if the database is to be written, ask the user, who can grant it with `/allow add write {database} file` (a database the call may write brings its journal and WAL files with it)."
+        );
+    }
+    let kind = if operation == "mkdir" || operation == "rmdir" { "folder" } else { "file" };
+    format!(
+        "dsh-allow: the kernel fence refused {cap} on {path} ({operation} by {program}) — the file-system permissions the user set for this session. {dont}; if it is needed, ask the user, who can grant it with `/allow add {cap} {path} {kind}`."
+    )
 }
 
 /// How the Linux runner's supervisor names a door it shut (runner/supervise.rs).
@@ -114,12 +211,12 @@ fn door_refused(line: &str) -> Option<Denial> {
         } else {
             format!("dsh-allow: the fence refused a connection to the unix socket {target}: {why}. {dont}; if the program needs it, ask the user, who can grant it with `/allow add write {target} file`.")
         };
-        return Some(Denial { path: target.to_string(), capability: None, door: Some("socket".into()), guidance });
+        return Some(Denial { path: target.to_string(), capability: None, door: Some("socket".into()), operation: None, program: None, pid: None, guidance });
     }
     let what = rest.strip_prefix("signal ")?;
     let target = what.split_once(" to ")?.1.split(": ").next()?;
     let guidance = format!("dsh-allow: the fence refused a signal to {target}: signals reach only this call's own processes (not the host, not a process an earlier call started). {dont}.");
-    Some(Denial { path: target.to_string(), capability: None, door: Some("signal".into()), guidance })
+    Some(Denial { path: target.to_string(), capability: None, door: Some("signal".into()), operation: None, program: None, pid: None, guidance })
 }
 
 /// The path a denial line names: the first quoted one, else the word before
@@ -185,5 +282,59 @@ mod tests {
         assert!(d[0].guidance.contains("/allow add write /run/user/0/bus file") && d[1].guidance.contains("nothing grants it"), "{d:?}");
         let d = explain_denials("rm: cannot remove 'a': Permission denied", "/w", "/h");
         assert!(d[0].guidance.contains("/allow add delete /w folder") && d[0].guidance.contains("Do not work around it"), "{}", d[0].guidance);
+    }
+
+    #[test]
+    fn a_refusal_the_runner_names_is_read_from_its_own_line() {
+        let d = explain_denials("dsh-allow: refused delete \"/w/out/old.txt\" (unlink; rm, pid 4242)", "/elsewhere", "/h");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].path.as_str(), d[0].capability), ("/w/out/old.txt", Some(Capability::Delete)));
+        assert_eq!((d[0].operation.as_deref(), d[0].program.as_deref(), d[0].pid), (Some("unlink"), Some("rm"), Some(4242)));
+        // The narrowest grant names the entry itself: the runner removes exactly what a rule names.
+        assert!(d[0].guidance.contains("`/allow add delete /w/out/old.txt file`") && d[0].guidance.contains("unlink by rm"), "{}", d[0].guidance);
+        // A folder made or removed is granted as a folder; the path is JSON, quotes and all.
+        let d = explain_denials("dsh-allow: refused create \"/h/.cache/a \\\"b\\\"\" (mkdir; node, pid 7)", "/w", "/h");
+        assert_eq!(d[0].path, "/h/.cache/a \"b\"");
+        assert!(d[0].guidance.contains("/allow add create /h/.cache/a \"b\" folder"), "{}", d[0].guidance);
+        // Every capability the runner can name, and nothing else.
+        for cap in ["read", "write", "create", "delete", "execute"] {
+            let line = format!("dsh-allow: refused {cap} \"/w/x\" (open; sh, pid 1)");
+            assert_eq!(explain_denials(&line, "/w", "/h")[0].capability.map(|c| c.as_str()), Some(cap), "{line}");
+        }
+        assert!(explain_denials("dsh-allow: refused delete /w/x (unlink; rm, pid 1)", "/w", "/h").is_empty(), "an unquoted path is no runner line");
+    }
+
+    #[test]
+    fn the_runner_line_wins_over_a_guess_from_the_program_message_about_the_same_entry() {
+        let stderr = "rm: cannot remove 'old.txt': Permission denied\ndsh-allow: refused delete \"/w/old.txt\" (unlink; rm, pid 9)\ncat: /h/secret: Permission denied";
+        let d = explain_denials(stderr, "/w", "/h");
+        let seen: Vec<(&str, bool)> = d.iter().map(|d| (d.path.as_str(), d.operation.is_some())).collect();
+        // The guess about old.txt goes; the read the runner cannot see stays a guess.
+        assert_eq!(seen, vec![("/w/old.txt", true), ("/h/secret", false)]);
+        // The same entry spelled through a link in the working directory: the name and capability tell.
+        let d = explain_denials("sed: cannot rename ./sedAb12: Permission denied\ndsh-allow: refused delete \"/real/w/sedAb12\" (rename; sed, pid 3)", "/w", "/h");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].path, "/real/w/sedAb12");
+        // The runner's socket and signal lines are read as before, beside its entry lines.
+        let d = explain_denials("dsh-allow: refused connect to unix socket /run/x.sock: no rule names it (curl, pid 5)\ndsh-allow: refused write \"/w/a\" (open; sh, pid 5)", "/w", "/h");
+        assert_eq!(d.iter().map(|d| d.door.is_some()).collect::<Vec<_>>(), vec![true, false]);
+    }
+
+    #[test]
+    fn sqlite_disk_io_error_comes_with_the_journal_it_could_not_remove_and_the_database_to_grant() {
+        let stderr = "Error: stepping, disk I/O error (10)\ndsh-allow: refused delete \"/w/app.db-journal\" (unlink; sqlite3, pid 4242)";
+        let d = explain_denials(stderr, "/w", "/h");
+        assert_eq!(d.len(), 1, "{d:?}");
+        let g = &d[0].guidance;
+        assert!(g.contains("/w/app.db-journal") && g.contains("rollback journal for the database /w/app.db"), "{g}");
+        assert!(g.contains("disk I/O error") && g.contains("every later use of /w/app.db fails"), "{g}");
+        assert!(g.contains("`/allow add write /w/app.db file`") && !g.contains("/allow add delete"), "{g}");
+        for (sidecar, what) in [("/w/db.sqlite3-wal", "write-ahead log"), ("/w/db.sqlite3-shm", "shared-memory index")] {
+            let d = explain_denials(&format!("dsh-allow: refused delete \"{sidecar}\" (unlink; python3, pid 1)"), "/w", "/h");
+            assert!(d[0].guidance.contains(what) && d[0].guidance.contains("`/allow add write /w/db.sqlite3 file`"), "{}", d[0].guidance);
+        }
+        // A name that only ends like one, with nothing before it, is a plain file.
+        let d = explain_denials("dsh-allow: refused delete \"/w/-wal\" (unlink; rm, pid 1)", "/w", "/h");
+        assert!(d[0].guidance.contains("/allow add delete /w/-wal file"), "{}", d[0].guidance);
     }
 }

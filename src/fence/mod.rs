@@ -17,44 +17,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::api::{Mode, Persistence, Platform};
+/// The fence tiers live with the policy: a managed policy names the one it requires.
+pub use crate::policy::Enforce;
 use crate::policy::baseline;
 use crate::policy::capability::Capability;
 use crate::host::{Host, Memo, PathKind};
 use crate::paths;
 use crate::policy::resolve::{Policy, PolicyInput, Spellings};
 use crate::policy::rules::Rule;
-
-/// How much of the policy the kernel carries (the spec's 层级 table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Enforce {
-    /// Every read is fenced; rules re-open.
-    Full,
-    /// write/create/delete/execute, and reads of the user data areas.
-    Guarded,
-    /// write/create/delete/execute.
-    Process,
-    /// write/create/delete only.
-    Writes,
-    Off,
-}
-
-impl Enforce {
-    pub const ORDER: [Enforce; 4] = [Enforce::Full, Enforce::Guarded, Enforce::Process, Enforce::Writes];
-
-    /// The capabilities the kernel stands behind at this tier, as the
-    /// decision's `fence` input. Guarded counts as all five: what it leaves
-    /// readable is outside the user data areas.
-    pub fn fenced(self) -> Vec<Capability> {
-        use Capability::*;
-        match self {
-            Enforce::Full | Enforce::Guarded => Capability::ALL.to_vec(),
-            Enforce::Process => vec![Write, Create, Delete, Execute],
-            Enforce::Writes => vec![Write, Create, Delete],
-            Enforce::Off => Vec::new(),
-        }
-    }
-}
 
 /// Everything the profile of one call is compiled from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +70,11 @@ pub struct ProfileRequest {
     /// `kept`; Linux: copied into the harness home before the fence).
     #[serde(default)]
     pub kept: Vec<String>,
+    /// The administrator's managed policy: its denials are compiled like
+    /// the protected paths, its asks open only to a card's grant, and a
+    /// profile it lets no call run under runs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed: Option<crate::policy::managed::Managed>,
 }
 
 fn full() -> Enforce {
@@ -204,6 +179,7 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
             grants: &req.grants,
             protected_files: &req.protected_files,
             for_fence: true,
+            managed: req.managed.as_ref(),
         },
         host,
     );
@@ -216,7 +192,8 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
     // the credential stores that lie elsewhere (`/etc/shadow`, `/run/secrets`).
     if req.enforce == Enforce::Guarded {
         let mut shut: Vec<String> = baseline::read_fence_roots(req.platform).iter().map(|s| s.to_string()).collect();
-        for store in &policy.credentials {
+        let managed = policy.managed_deny.iter().chain(&policy.managed_ask).filter(|e| e.access.grants(Capability::Read)).map(|e| &e.roots);
+        for store in policy.credentials.iter().chain(managed) {
             let real = store.real().to_string();
             if !shut.iter().any(|s| paths::within(&real, s)) && !policy.resolve(store, Capability::Read).granted {
                 shut.push(real);
@@ -238,7 +215,9 @@ pub fn compile(req: &ProfileRequest, host: &dyn Host) -> FencePlan {
         }
     }
 
-    let kept: [(&[Spellings], &str); 2] = [(&policy.protected_files, "the permission store"), (&policy.credentials, "a credential store")];
+    let denied: Vec<Spellings> = policy.managed_deny.iter().map(|e| e.roots.clone()).collect();
+    let kept: [(&[Spellings], &str); 3] =
+        [(&policy.protected_files, "the permission store"), (&policy.credentials, "a credential store"), (&denied, "what the managed policy denies")];
     for (shut, what) in kept {
         for f in shut {
             let dir = paths::parent(f.real());
@@ -274,6 +253,11 @@ impl Roots {
             r.add(&p.roots, p.recursive);
         }
         for (p, _) in &policy.baseline {
+            r.add(&p.roots, p.recursive);
+        }
+        // The managed policy's entries: shut inside any root that opens
+        // them, like the protected paths (an ask opens to a card's grant).
+        for p in policy.managed_deny.iter().chain(&policy.managed_ask) {
             r.add(&p.roots, p.recursive);
         }
         // Shut inside any open root: a rule on home compiles around the shell's

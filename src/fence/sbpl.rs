@@ -16,6 +16,11 @@ use crate::paths;
 
 const FIXED: &str = include_str!("seatbelt-base.sbpl");
 
+/// The names SQLite gives a database's rollback journal, write-ahead log
+/// and shared-memory index (`X-journal`, `X-wal`, `X-shm`), as a Seatbelt
+/// regex over the whole path.
+pub const SIDECARS: &str = "-(journal|wal|shm)$";
+
 /// The SBPL operations a capability maps to.
 pub fn operations(cap: Capability) -> &'static [&'static str] {
     match cap {
@@ -120,7 +125,15 @@ pub struct Doors {
     pub host_ports: Vec<u16>,
 }
 
-pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], doors: &Doors) -> Sbpl {
+/// One managed `deny` entry as the profile shuts it: its path, whether its
+/// contents too, and the capabilities denied.
+pub struct Denial {
+    pub path: String,
+    pub recursive: bool,
+    pub access: Vec<Capability>,
+}
+
+pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protected_files: &[String], surfaces: &[String], denials: &[Denial], doors: &Doors) -> Sbpl {
     let mut params = Params(Vec::new());
     let mut t = String::from(FIXED);
     if plan.enforce == Enforce::Off {
@@ -164,9 +177,20 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
         }
         let filters: Vec<String> = names.iter().map(|p| format!("(subpath {})", params.of(p))).collect();
         t.push_str(&format!("(allow {} {})\n", ops.join(" "), filters.join(" ")));
+        // SQLite's journal, WAL and shm beside a database the call may
+        // write are that database's state. Seatbelt cannot tell a database
+        // from a file, nor the call's own files from the user's: it lets the
+        // call remove any entry so named where it may write.
+        let sidecars = g.access.contains(&Capability::Write) && !g.access.contains(&Capability::Delete);
+        if sidecars {
+            for f in &filters {
+                t.push_str(&format!("(allow file-write-unlink (require-all {f} (regex #\"{SIDECARS}\")))\n"));
+            }
+        }
+        let shut: Vec<&str> = if sidecars { ops.iter().copied().chain(["file-write-unlink"]).collect() } else { ops.clone() };
         for x in &g.except {
             let filters: Vec<String> = spellings(x).iter().map(|p| format!("(subpath {})", params.of(p))).collect();
-            t.push_str(&format!("(deny {} {})\n", ops.join(" "), filters.join(" ")));
+            t.push_str(&format!("(deny {} {})\n", shut.join(" "), filters.join(" ")));
         }
     }
 
@@ -200,8 +224,40 @@ pub fn render(plan: &FencePlan, spellings: &dyn Fn(&str) -> Vec<String>, protect
             }
         }
     }
+    managed(&mut t, &mut params, spellings, denials);
     side_doors(&mut t, &mut params, spellings, doors);
     Sbpl { text: t, params: params.0 }
+}
+
+/// Section 4b. The managed policy's denials come after every grant, so no
+/// later rule reopens them, and name every capability they deny whatever
+/// the tier fences (Seatbelt can say it; a tier only bounds what the
+/// decision counts on). No folder above one may be renamed or removed:
+/// that would carry what it holds out from under the denial.
+fn managed(t: &mut String, params: &mut Params, spellings: &dyn Fn(&str) -> Vec<String>, denials: &[Denial]) {
+    if denials.is_empty() {
+        return;
+    }
+    t.push_str("; 4b. the managed policy's denials, operation by operation, after every grant\n");
+    let mut above: Vec<String> = Vec::new();
+    for d in denials {
+        for p in spellings(&d.path) {
+            let at = params.of(&p);
+            let filter = if d.recursive { format!("(subpath {at})") } else { format!("(literal {at})") };
+            for &cap in &d.access {
+                t.push_str(&format!("(deny {} {filter})\n", operations(cap).join(" ")));
+            }
+            let mut dir = p.as_str();
+            while dir != "/" && !dir.is_empty() {
+                dir = paths::parent(dir);
+                let at = params.of(dir);
+                if !above.contains(&at) {
+                    t.push_str(&format!("(deny file-write-unlink (literal {at}))\n"));
+                    above.push(at);
+                }
+            }
+        }
+    }
 }
 
 /// Section 5. Seatbelt judges a unix socket by its path and cannot tell
@@ -241,7 +297,15 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
     let mut socket_roots = vec![paths::normalize(&req.workspace)];
     socket_roots.extend(req.socket_roots().into_iter().map(|(p, _)| p));
     let doors = Doors { socket_roots, host_ports: req.host_ports.clone() };
-    render(plan, &spell, &protected, &surfaces, &doors)
+    let denials: Vec<Denial> = if plan.enforce == Enforce::Off {
+        Vec::new()
+    } else {
+        req.managed.iter().flat_map(|m| &m.deny).map(|r| {
+            let access = crate::policy::managed::effective(r, req.platform, true);
+            Denial { path: paths::absolute("/", &r.path, &home), recursive: r.recursive, access: Capability::ALL.into_iter().filter(|&c| access.grants(c)).collect() }
+        }).collect()
+    };
+    render(plan, &spell, &protected, &surfaces, &denials, &doors)
 }
 
 #[cfg(test)]

@@ -118,8 +118,19 @@ pub fn baseline(platform: Platform) -> Vec<Entry> {
         v.push(file(Root::Home(p), R));
     }
     v.push(e(Root::Home(".config/git"), R));
+    // Tool state under home that holds code, read and never written: black
+    // unpickles its cache (a pickle written there would run in black's next
+    // process), and fails outright when the cache is there but unreadable;
+    // it goes on without writing one.
+    for p in HOME_READ_ONLY_STATE {
+        v.push(e(Root::Home(p), R));
+    }
     v
 }
+
+/// Tool state under home that a tool must read to work but that holds
+/// code a later run would execute: read only (see [`baseline`]).
+pub const HOME_READ_ONLY_STATE: &[&str] = &[".cache/black"];
 
 const D: &[Capability] = &[Delete];
 
@@ -208,10 +219,6 @@ pub fn repository_surface(path: &str) -> Option<String> {
     }
     None
 }
-
-/// Folders the runner makes before the fence goes up (Landlock fences what
-/// exists), when the workspace shows the tool that owns them.
-pub const PREPARE: &[(&str, &str)] = &[("Cargo.toml", "target"), ("package.json", "node_modules")];
 
 /// Caches under home that package managers write on every install (pnpm's
 /// store where pnpm 7+ keeps it, `$XDG_DATA_HOME/pnpm/store`, and its

@@ -1,8 +1,9 @@
 //! The precedence: which tier speaks for one (path, capability).
 //!
 //! [`Policy::resolve`] is the one function a reader needs: protected >
-//! explicit rules and one-shot grants > baseline > default, the most
-//! specific path winning inside a tier. Paths compare as canonical absolute
+//! the managed policy's denials > explicit rules and one-shot grants >
+//! baseline > default, the most specific path winning inside a tier, and
+//! the managed policy's asks over whatever of that would grant. Paths compare as canonical absolute
 //! paths; both the written and the real spelling are tried.
 
 use crate::policy::{Mode, Platform, Tier};
@@ -10,6 +11,7 @@ use crate::policy::baseline::{self, Root};
 use crate::policy::capability::{Access, Capability};
 use crate::host::Host;
 use crate::paths;
+use crate::policy::managed::{self, Managed};
 use crate::policy::rules::Rule;
 use std::collections::HashMap;
 
@@ -87,6 +89,11 @@ pub struct Resolution {
 pub enum Why {
     Reserved(String),
     PermissionStore(String),
+    /// A managed `deny` entry (its root as written, the entry's id naming
+    /// the file): refused for everyone.
+    ManagedDeny(String, String),
+    /// A managed `ask` entry: a card every time.
+    ManagedAsk(String, String),
     Rule(String),
     Grant,
     Baseline(&'static str),
@@ -133,6 +140,10 @@ pub struct Policy {
     pub harness_home: Option<Spellings>,
     /// The shell's start-up files and git's global configuration under home.
     pub startup: Vec<Spellings>,
+    /// The managed policy's `deny` and `ask` entries (capabilities named
+    /// `true` are the ones denied or asked for).
+    pub managed_deny: Vec<Prepared>,
+    pub managed_ask: Vec<Prepared>,
 }
 
 pub struct PolicyInput<'a> {
@@ -149,6 +160,7 @@ pub struct PolicyInput<'a> {
     /// path they would be compiled around, which takes from `.git` itself
     /// the create and delete git's lock files need.
     pub for_fence: bool,
+    pub managed: Option<&'a Managed>,
 }
 
 impl Policy {
@@ -179,6 +191,16 @@ impl Policy {
         for (i, e) in explicit.iter().enumerate() {
             explicit_at.entry(e.roots.real().to_string()).or_default().push(i);
         }
+
+        let floor = |rules: fn(&Managed) -> &Vec<Rule>, denial: bool| -> Vec<Prepared> {
+            input.managed.map(rules).into_iter().flatten().map(|r| {
+                let mut p = prepare(r, Tier::Managed);
+                p.access = managed::effective(r, input.platform, denial);
+                p
+            }).collect()
+        };
+        let managed_deny = floor(|m| &m.deny, true);
+        let managed_ask = floor(|m| &m.ask, false);
 
         let read_only = input.mode == Mode::ReadOnly;
         let no_workspace = workspace_refused(input.workspace, &home, host).is_some();
@@ -233,6 +255,8 @@ impl Policy {
             startup: baseline::STARTUP_FILES.iter().map(|p| Spellings::of_root(&format!("{home}/{p}"), host)).collect(),
             harness_home: (!input.harness_home.is_empty()).then(|| Spellings::of_root(&abs(input.harness_home), host)),
             home,
+            managed_deny,
+            managed_ask,
         }
     }
 
@@ -293,7 +317,15 @@ impl Policy {
                 baseline.push((d, e));
             }
         }
-        Over { store: self.credential(path), harness: self.harness(path), explicit, baseline }
+        let reaching = |list: &'a [Prepared]| list.iter().filter(|e| reaches(e, path)).collect();
+        Over {
+            store: self.credential(path),
+            harness: self.harness(path),
+            explicit,
+            baseline,
+            managed_deny: reaching(&self.managed_deny),
+            managed_ask: reaching(&self.managed_ask),
+        }
     }
 
     fn resolve_over(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
@@ -307,6 +339,19 @@ impl Policy {
                 return Resolution { granted: false, refused: true, tier: Tier::Protected, rule_id: None, why };
             }
         }
+        // 2. The managed policy's denials: for everyone, in every mode.
+        if let Some(denied) = self.managed_denial(path, cap, over) {
+            return denied;
+        }
+        // 3-5. The user's tiers: explicit rules and grants, baseline, default.
+        let local = self.resolve_local(path, cap, over);
+        // 6. The managed policy's asks: what those tiers grant is a card.
+        self.managed_ask(cap, over, local)
+    }
+
+    /// The tiers the user's rules, this call's grants and the platform's
+    /// baseline make, below the managed policy's denials.
+    fn resolve_local(&self, path: &Spellings, cap: Capability, over: &Over) -> Resolution {
         if self.mode == Mode::DangerFullAccess {
             return Resolution { granted: true, refused: false, tier: Tier::Baseline, rule_id: None, why: Why::FullAccess };
         }
@@ -355,7 +400,7 @@ impl Policy {
                 None => return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::HarnessHome(harness.clone()) },
             }
         }
-        // 2. Explicit: stored rules and this call's one-shot grants.
+        // Explicit: stored rules and this call's one-shot grants.
         if let Some(p) = most_specific(&over.explicit, cap) {
             if let Some(store) = store {
                 let written_for_it = paths::within(p.roots.written(), store);
@@ -376,15 +421,60 @@ impl Policy {
         if let Some(store) = store {
             return Resolution { granted: false, refused: true, tier: Tier::Default, rule_id: None, why: Why::Credential(store.clone()) };
         }
-        // 3. Baseline.
+        // Baseline.
         if let Some(p) = most_specific(&over.baseline, cap) {
             let label = self.baseline.iter().find(|(q, _)| std::ptr::eq(q, p)).map(|(_, l)| *l).unwrap_or("baseline");
             let granted = p.access.grants(cap);
             let why = if granted { Why::Baseline(label) } else { Why::NotGranted };
             return Resolution { granted, refused: false, tier: Tier::Baseline, rule_id: None, why };
         }
-        // 4. Default: not granted.
+        // Default: not granted.
         Resolution { granted: false, refused: false, tier: Tier::Default, rule_id: None, why: Why::NotGranted }
+    }
+
+    /// A managed `deny` over the path (any spelling), or, for a delete, one
+    /// inside it: removing a folder removes what it holds.
+    fn managed_denial(&self, path: &Spellings, cap: Capability, over: &Over) -> Option<Resolution> {
+        let holds = || {
+            self.managed_deny.iter().find(|e| e.roots.0.iter().any(|root| path.0.iter().any(|p| paths::within(root, p))))
+        };
+        let entry = over.managed_deny.iter().copied().find(|e| e.access.grants(cap)).or_else(|| {
+            (cap == Capability::Delete).then(holds).flatten().filter(|e| e.access.grants(cap))
+        })?;
+        let id = entry.rule_id.clone().unwrap_or_default();
+        Some(Resolution {
+            granted: false,
+            refused: true,
+            tier: Tier::Managed,
+            rule_id: entry.rule_id.clone(),
+            why: Why::ManagedDeny(entry.roots.written().to_string(), id),
+        })
+    }
+
+    /// A managed `ask` turns a grant into a card; a refusal stays one. The
+    /// fence opens an asked path only to this call's one-shot grant written
+    /// for it (or inside it), which a card's Allow once is: the decision has
+    /// asked before any such grant exists.
+    fn managed_ask(&self, cap: Capability, over: &Over, local: Resolution) -> Resolution {
+        let Some(entry) = over.managed_ask.iter().copied().find(|e| e.access.grants(cap)) else { return local };
+        if local.refused {
+            return local;
+        }
+        let answered = self.for_fence
+            && local.granted
+            && local.tier == Tier::Grant
+            && most_specific(&over.explicit, cap).is_some_and(|p| entry.roots.0.iter().any(|root| paths::within(p.roots.real(), root)));
+        if answered {
+            return local;
+        }
+        let id = entry.rule_id.clone().unwrap_or_default();
+        Resolution {
+            granted: false,
+            refused: false,
+            tier: Tier::Managed,
+            rule_id: entry.rule_id.clone(),
+            why: Why::ManagedAsk(entry.roots.written().to_string(), id),
+        }
     }
 
     fn protected(&self, path: &Spellings, cap: Capability) -> Option<Why> {
@@ -462,6 +552,15 @@ struct Over<'a> {
     harness: Option<String>,
     explicit: Vec<(usize, &'a Prepared)>,
     baseline: Vec<(usize, &'a Prepared)>,
+    managed_deny: Vec<&'a Prepared>,
+    managed_ask: Vec<&'a Prepared>,
+}
+
+/// Whether a managed entry reaches `path` in any spelling of either: a
+/// denial holds where the path is written through a link as well as where
+/// it really is.
+fn reaches(e: &Prepared, path: &Spellings) -> bool {
+    e.roots.0.iter().any(|root| path.0.iter().any(|p| if e.recursive { paths::within(p, root) } else { p == root }))
 }
 
 /// Among entries covering a path that speak for `cap`, the most specific;

@@ -92,8 +92,8 @@ pub fn parse_rules_file(text: &str) -> RulesLoad {
     if text.trim().is_empty() {
         return failed("the rules file is empty (cut short or wiped?); write {\"version\": 3, \"rules\": []} for no rules".into());
     }
-    let value: Value = match serde_json::from_str::<Distinct>(text) {
-        Ok(Distinct(v)) => v,
+    let value: Value = match distinct_json(text) {
+        Ok(v) => v,
         Err(e) if e.is_data() => return failed(format!("the rules file {e}")),
         Err(e) => return failed(format!("the rules file is not JSON: {e}")),
     };
@@ -138,6 +138,11 @@ pub fn parse_rules_file(text: &str) -> RulesLoad {
         Some(_) => return failed("commands: expected an array".into()),
     }
     load
+}
+
+/// `text` as JSON whose objects give each key once (see [`Distinct`]).
+pub(crate) fn distinct_json(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<Distinct>(text).map(|Distinct(v)| v)
 }
 
 /// JSON whose objects give each key once. A plain JSON reader keeps the

@@ -3,7 +3,7 @@
 //! kernel never reads it a second time after the supervisor judged it; a
 //! descriptor it holds; the umask and file ids it makes files with.
 
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// `len` bytes of thread `pid`'s memory at `at`.
 pub fn read(pid: u32, at: u64, len: usize) -> Option<Vec<u8>> {
@@ -43,22 +43,9 @@ pub fn read_string(pid: u32, at: u64) -> Option<String> {
 
 /// A copy of descriptor `fd` of thread `tid`, as one of ours (pidfd_getfd(2)).
 pub fn take_fd(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
-    const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
-    // SAFETY: pidfd_open with a pid and flags.
-    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as i32, PIDFD_THREAD) };
-    if pidfd < 0 {
-        // Before Linux 6.9 a pidfd names a process: the thread's group.
-        let tgid = super::sockets::thread_group_of(tid as i32).ok_or(libc::ESRCH)?;
-        // SAFETY: as above.
-        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
-    }
-    if pidfd < 0 {
-        return Err(super::seccomp::errno());
-    }
-    // SAFETY: a new descriptor.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
+    let pidfd = pidfd_of(tid)?;
     // SAFETY: pidfd_getfd with descriptors and flags.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, std::os::fd::AsRawFd::as_raw_fd(&pidfd), fd, 0) };
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
     if got < 0 {
         return Err(super::seccomp::errno());
     }
@@ -125,4 +112,60 @@ pub fn pass_credentials(fd: i32, on: bool) -> bool {
     let on: libc::c_int = on.into();
     // SAFETY: an int option and its size.
     unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_PASSCRED, (&on as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t) == 0 }
+}
+
+/// What the supervisor remembers of each thread it has answered: a pidfd,
+/// so taking one of its descriptors costs one call, and a thread id reused
+/// by a new task is told apart (the old pidfd's task is gone). (How a
+/// thread makes files — its umask — is read afresh each time: umask(2) by
+/// another thread sharing it may land at any moment, and a stale one would
+/// make a private file readable.)
+#[derive(Default)]
+pub struct Callers {
+    known: std::collections::HashMap<u32, OwnedFd>,
+}
+
+/// At most this many threads are remembered (a long build's): past it the
+/// memory starts again.
+const REMEMBERED: usize = 4096;
+
+impl Callers {
+    /// A copy of descriptor `fd` of thread `tid`.
+    pub fn take_fd(&mut self, tid: u32, fd: i32) -> Result<OwnedFd, i32> {
+        let alive = self.known.get(&tid).is_some_and(|p| {
+            // SAFETY: signal 0 through a pidfd we own: a check, nothing sent.
+            unsafe { libc::syscall(libc::SYS_pidfd_send_signal, p.as_raw_fd(), 0, std::ptr::null::<libc::siginfo_t>(), 0) == 0 }
+        });
+        if !alive {
+            if self.known.len() >= REMEMBERED {
+                self.known.clear();
+            }
+            self.known.insert(tid, pidfd_of(tid)?);
+        }
+        let pidfd = &self.known[&tid];
+        // SAFETY: pidfd_getfd with descriptors and flags.
+        let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+        if got < 0 {
+            return Err(super::seccomp::errno());
+        }
+        // SAFETY: a new descriptor (close-on-exec, the kernel's default here).
+        Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
+    }
+}
+
+/// A pidfd of thread `tid` (of its process, before Linux 6.9).
+fn pidfd_of(tid: u32) -> Result<OwnedFd, i32> {
+    const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+    // SAFETY: pidfd_open with a pid and flags.
+    let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as i32, PIDFD_THREAD) };
+    if pidfd < 0 {
+        let tgid = super::sockets::thread_group_of(tid as i32).ok_or(libc::ESRCH)?;
+        // SAFETY: as above.
+        pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
+    }
+    if pidfd < 0 {
+        return Err(super::seccomp::errno());
+    }
+    // SAFETY: a new descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(pidfd as i32) })
 }

@@ -82,11 +82,10 @@ const MAX_MESSAGE: usize = REQUEST + 2 * 4096 + 256;
 const __O_TMPFILE: i32 = 0o20000000;
 
 /// In the runner's child, fence up, before the command: start the hand on
-/// `channel`, and close this process's copy. The call's init (init.rs)
-/// keeps it as its own child (`direct`: its pid is returned); otherwise it
-/// is reparented to the supervisor, the tree's subreaper, so the command
-/// never sees it as a child of its own.
-pub fn spawn(channel: RawFd, direct: bool) -> Result<Option<i32>, String> {
+/// `channel` (reparented to the supervisor, the tree's subreaper, so the
+/// command never sees it as a child of its own), and close this process's
+/// copy. (In the call's own process namespace its init is the hand.)
+pub fn spawn(channel: RawFd) -> Result<(), String> {
     // SAFETY: fork in the single-threaded child; the middle process only forks and exits.
     let first = unsafe { libc::fork() };
     if first < 0 {
@@ -94,7 +93,7 @@ pub fn spawn(channel: RawFd, direct: bool) -> Result<Option<i32>, String> {
     }
     if first == 0 {
         // SAFETY: as above.
-        if direct || unsafe { libc::fork() } == 0 {
+        if unsafe { libc::fork() } == 0 {
             serve(channel);
         }
         // SAFETY: leave without running anything of the parent's.
@@ -103,11 +102,9 @@ pub fn spawn(channel: RawFd, direct: bool) -> Result<Option<i32>, String> {
     // SAFETY: closing our copy of the channel; waiting for the middle process.
     unsafe {
         libc::close(channel);
-        if !direct {
-            libc::waitpid(first, std::ptr::null_mut(), 0);
-        }
+        libc::waitpid(first, std::ptr::null_mut(), 0);
     }
-    Ok(direct.then_some(first))
+    Ok(())
 }
 
 /// The hand's life: hide, say who it is, then make what it is asked until
@@ -138,32 +135,49 @@ fn serve(channel: RawFd) -> ! {
         }
         libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32);
     }
-    let chan = 3;
-    let pid = std::process::id().to_ne_bytes();
-    // SAFETY: a buffer of the length passed.
-    if unsafe { libc::send(chan, pid.as_ptr().cast(), pid.len(), 0) } < 0 {
-        // SAFETY: the hand ends here.
-        unsafe { libc::_exit(1) }
-    }
-    // SAFETY: getfsuid-by-setfsuid(-1) reads the current ids without changing them.
-    let (my_uid, my_gid) = unsafe { (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32) };
-    let mut buf = vec![0u8; MAX_MESSAGE];
+    let mut hand = Serving::greet(3).unwrap_or_else(|| unsafe { libc::_exit(1) });
     loop {
-        let (n, fds) = match receive(chan, &mut buf) {
-            Some(m) => m,
+        if !hand.answer_one() {
             // SAFETY: the channel is closed: the call is over.
-            None => unsafe { libc::_exit(0) },
-        };
-        let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&buf[..n], fds, my_uid, my_gid) };
-        let bytes = as_bytes(&answer.0);
-        let sent = match &answer.1 {
-            Some(fd) => send_with_fd(chan, bytes, fd.as_raw_fd()),
-            None => send_with_fd(chan, bytes, -1),
-        };
-        if sent.is_err() {
-            // SAFETY: the supervisor is gone.
             unsafe { libc::_exit(0) }
         }
+    }
+}
+
+/// The serving side of the hand's channel (the hand process, or the call's
+/// init, which is the hand where the call has a process namespace).
+pub struct Serving {
+    chan: RawFd,
+    uid: u32,
+    gid: u32,
+    buf: Vec<u8>,
+}
+
+impl Serving {
+    /// Say who serves (its pid, as it numbers itself) on `chan`.
+    pub fn greet(chan: RawFd) -> Option<Serving> {
+        let pid = std::process::id().to_ne_bytes();
+        // SAFETY: a buffer of the length passed.
+        if unsafe { libc::send(chan, pid.as_ptr().cast(), pid.len(), 0) } < 0 {
+            return None;
+        }
+        // SAFETY: setfsuid(-1) reads the current ids without changing them.
+        let (uid, gid) = unsafe { (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32) };
+        Some(Serving { chan, uid, gid, buf: vec![0u8; MAX_MESSAGE] })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.chan
+    }
+
+    /// Answer one request; false when the channel is closed (the call and
+    /// its supervisor are gone) or broken.
+    pub fn answer_one(&mut self) -> bool {
+        let Some((n, fds)) = receive(self.chan, &mut self.buf) else { return false };
+        let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&self.buf[..n], fds, self.uid, self.gid) };
+        let bytes = as_bytes(&answer.0);
+        let fd = answer.1.as_ref().map_or(-1, |f| f.as_raw_fd());
+        send_with_fd(self.chan, bytes, fd).is_ok()
     }
 }
 
@@ -371,7 +385,9 @@ pub struct Hand {
     chan: OwnedFd,
     /// Its pid as the supervisor numbers it (to end it).
     pub pid: i32,
-    /// Its pid as the call numbers it (a signal to it is refused).
+    /// Its pid as the call numbers it (a signal to it is refused; 0: the
+    /// call's init is the hand, which the kernel keeps from the call's
+    /// signals itself).
     pub ns_pid: i32,
     alive: bool,
 }
@@ -439,20 +455,25 @@ impl Hand {
         })
     }
 
-    /// The hand stopped answering: end it, and make nothing more.
+    /// The hand stopped answering: make nothing more, and end a hand of
+    /// its own (a stopped one; the call's init is never stopped by the call
+    /// and ends with what it reaps).
     fn lost(&mut self) -> Option<Made> {
         self.alive = false;
-        // SAFETY: kill with a pid and a signal number.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        if self.ns_pid != 0 {
+            // SAFETY: kill with a pid and a signal number.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
         None
     }
 
-    /// End the hand now (the call is over and nothing of it is left).
+    /// End a hand of its own now (the call is over and nothing of it is
+    /// left; the call's init ends by itself when nothing is).
     pub fn end(&mut self) {
-        if self.alive {
-            self.alive = false;
+        if self.alive && self.ns_pid != 0 {
             // SAFETY: as above.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
         }
+        self.alive = false;
     }
 }

@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn dsh_is_known_by_its_command_however_it_was_started() {
-        assert!(is_dsh_command(b"node\0/home/me/x/node_modules/.bin/dsh\0web\0--port\00\0"));
+        assert!(is_dsh_command(b"node\0/home/me/x/node_modules/.bin/dsh\0web\0--port=0\0"));
         assert!(is_dsh_command(b"/usr/bin/node\0--enable-source-maps\0/usr/lib/node_modules/@deepseek-ai/dsh/lib/bin.js\0web\0"));
         assert!(is_dsh_command(b"/usr/local/bin/dsh\0"));
         assert!(!is_dsh_command(b"node\0server.js\0--name\0dsh\0"), "an argument that merely says dsh is not DSH");

@@ -84,6 +84,10 @@ pub fn main(args: &[String]) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
+    // The gate refuses such a call first; a profile handed over anyway runs nothing.
+    if let Some(why) = req.managed.as_ref().and_then(|m| m.refusal(req.mode, if req.fences() { req.enforce } else { crate::fence::Enforce::Off })) {
+        return fail(EXIT_FAILED, &format!("{why}; nothing was run"));
+    }
     let mut req = req;
     prepare_tool_state(&mut req, argv);
     #[cfg(target_os = "linux")]
@@ -164,6 +168,7 @@ pub fn main(args: &[String]) -> u8 {
                 fence: Box::new(fence),
                 files: watch_files,
                 hand: None,
+                status: -1,
                 granted: Box::new(move |p| names.names_socket(p)),
                 report,
             };
@@ -239,9 +244,8 @@ fn option(opts: &[String], name: &str) -> Option<String> {
     opts.iter().position(|a| a == name).and_then(|i| opts.get(i + 1)).cloned()
 }
 
-/// Make the tool-state folders the workspace's tools will need (Landlock
-/// fences only what exists when the call starts), and turn off the caches
-/// calls would share.
+/// Make the repositories a git line was granted (Landlock fences only what
+/// exists when the call starts), and turn off the caches calls would share.
 fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
     if req.fences() {
         no_shared_caches();
@@ -249,12 +253,9 @@ fn prepare_tool_state(req: &mut ProfileRequest, argv: &[String]) {
     if req.mode != crate::api::Mode::WorkspaceWrite {
         return;
     }
+    // No `target/` or `node_modules/` is made ahead any more: a first
+    // build's folder is the call's own, and so is all it puts inside.
     let ws = std::path::Path::new(&req.workspace);
-    for (marker, folder) in crate::policy::baseline::PREPARE {
-        if ws.join(marker).is_file() && !ws.join(folder).exists() {
-            let _ = std::fs::create_dir(ws.join(folder));
-        }
-    }
     // `git init` in the workspace renames lock files inside `.git` at once;
     // an empty `.git` made first lets the fence carry it (git initialises an
     // empty `.git` as usual).

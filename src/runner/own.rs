@@ -51,11 +51,16 @@ struct FileHandle {
 /// The identity of the entry `name` in folder `dir` (its last component not
 /// followed), or of `dir` itself when `name` is empty.
 pub fn identity_at(dir: BorrowedFd, name: &CStr) -> Option<Identity> {
+    entry_at(dir, name).map(|(id, _)| id)
+}
+
+/// [`identity_at`], and how many names the entry has (its link count).
+pub fn entry_at(dir: BorrowedFd, name: &CStr) -> Option<(Identity, u64)> {
     let empty = name.to_bytes().is_empty();
     let flags = if empty { libc::AT_EMPTY_PATH } else { 0 } | libc::AT_SYMLINK_NOFOLLOW;
     // SAFETY: a zeroed statx buffer, a descriptor, a NUL-terminated name.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::statx(dir.as_raw_fd(), name.as_ptr(), flags, libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME, &mut st) };
+    let r = unsafe { libc::statx(dir.as_raw_fd(), name.as_ptr(), flags, libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME | libc::STATX_NLINK, &mut st) };
     if r != 0 {
         return None;
     }
@@ -64,7 +69,7 @@ pub fn identity_at(dir: BorrowedFd, name: &CStr) -> Option<Identity> {
     let fh = handle_digest(dir, name, handle_flags | AT_HANDLE_FID)
         .or_else(|| handle_digest(dir, name, handle_flags))
         .unwrap_or_else(|| if st.stx_mask & libc::STATX_BTIME != 0 { mix(st.stx_btime.tv_sec as u64, st.stx_btime.tv_nsec as u64) } else { 0 });
-    Some(Identity { dev, ino: st.stx_ino, fh, kind: u32::from(st.stx_mode) & libc::S_IFMT })
+    Some((Identity { dev, ino: st.stx_ino, fh, kind: u32::from(st.stx_mode) & libc::S_IFMT }, u64::from(st.stx_nlink)))
 }
 
 /// The identity of what `fd` refers to.

@@ -28,7 +28,7 @@ use std::os::fd::{AsFd, AsRawFd};
 
 use landlock::AccessFs;
 
-use super::own::{identity_at, identity_of, Identity, Own};
+use super::own::{entry_at, identity_at, identity_of, Identity, Own};
 use super::rights::{bit, Rights};
 use super::target::Target;
 use crate::fence::ProfileRequest;
@@ -121,20 +121,23 @@ impl Judged {
 
 /// `unlink`, `unlinkat` or `rmdir` of the entry `t`.
 pub fn unlink(scope: &mut Scope, t: &Target, rmdir: bool) -> Judged {
-    // Landlock grants it itself (rmdir of a file, unlink of a folder: the
-    // kernel answers ENOTDIR, EISDIR).
-    if scope.rights.removes(&t.real, rmdir) {
-        return Judged::go();
-    }
     // Nothing there, or not reachable: the kernel gives its own answer.
-    let Some(id) = identity_at(t.dir.as_fd(), &t.name) else { return Judged::go() };
+    let Some((id, links)) = entry_at(t.dir.as_fd(), &t.name) else { return Judged::go() };
+    // The call's own entry (made where the call may make it, so never in a
+    // shut surface): removed with no more asked (the quick way: no path).
     let own = scope.own.holds(&id);
-    let theirs = || !Rights::in_repository(&t.real) && (scope.removals.granted(&t.real) || (!id.is_dir() && super::sidecars::database_of(t).is_some_and(|db| scope.rights.may_write(&db))));
-    let allowed = scope.rights.changeable(&t.real) && (own || theirs());
-    if !allowed {
-        return Judged::refuse(scope, "delete", &t.real);
+    if !own {
+        // Landlock grants it itself (rmdir of a file, unlink of a folder: the
+        // kernel answers ENOTDIR, EISDIR).
+        if scope.rights.removes(t.real(), rmdir) {
+            return Judged::go();
+        }
+        let sidecar = || !id.is_dir() && super::sidecars::database_of(t).is_some_and(|(db, made)| !scope.own.holds(&made) && scope.rights.may_write(&db));
+        let theirs = !Rights::in_repository(t.real()) && (scope.removals.granted(t.real()) || sidecar());
+        if !scope.rights.changeable(t.real()) || !theirs {
+            return Judged::refuse(scope, "delete", t.real());
+        }
     }
-    let links = if own && !id.is_dir() { link_count(t) } else { 1 };
     let flags = if rmdir { libc::AT_REMOVEDIR } else { 0 };
     // SAFETY: a folder descriptor we own and a NUL-terminated name.
     let r = unsafe { libc::unlinkat(t.dir.as_raw_fd(), t.name.as_ptr(), flags) };
@@ -152,37 +155,37 @@ pub fn unlink(scope: &mut Scope, t: &Target, rmdir: bool) -> Judged {
 /// A rename of `from` to `to` with renameat2's `flags`.
 pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judged {
     let Some(src) = identity_at(from.dir.as_fd(), &from.name) else { return Judged::go() };
-    if flags & RENAME_WHITEOUT != 0 || scope.rights.removes(&from.real, src.is_dir()) {
+    if flags & RENAME_WHITEOUT != 0 || scope.rights.removes(from.real(), src.is_dir()) {
         return Judged::go();
     }
     let src_own = scope.own.holds(&src);
-    let granted = !Rights::in_repository(&from.real) && scope.removals.granted(&from.real);
-    if !scope.rights.changeable(&from.real) || !(src_own || granted) {
-        return Judged::refuse(scope, "delete", &from.real);
+    let granted = !Rights::in_repository(from.real()) && scope.removals.granted(from.real());
+    if !scope.rights.changeable(from.real()) || !(src_own || granted) {
+        return Judged::refuse(scope, "delete", from.real());
     }
     // Into a repository's `.git` only within one the call made itself.
-    let repository_ok = !Rights::in_repository(&to.real) || identity_of(to.dir.as_fd()).is_some_and(|d| scope.own.holds(&d));
-    if !scope.rights.changeable(&to.real) || !repository_ok {
-        return Judged::refuse(scope, "create", &to.real);
+    let repository_ok = !Rights::in_repository(to.real()) || identity_of(to.dir.as_fd()).is_some_and(|d| scope.own.holds(&d));
+    if !scope.rights.changeable(to.real()) || !repository_ok {
+        return Judged::refuse(scope, "create", to.real());
     }
     let Some(dst) = identity_at(to.dir.as_fd(), &to.name) else {
         // Nothing at the destination: a place the call may make such an entry.
         if flags & RENAME_EXCHANGE != 0 {
             return Judged::done(Err(libc::ENOENT));
         }
-        if !scope.rights.may_make(&to.real, make_right(&src)) {
-            return Judged::refuse(scope, "create", &to.real);
+        if !scope.rights.may_make(to.real(), make_right(&src)) {
+            return Judged::refuse(scope, "create", to.real());
         }
         return perform(from, to, flags | RENAME_NOREPLACE, scope.own, None, None);
     };
     if flags & RENAME_NOREPLACE != 0 {
         return Judged::done(Err(libc::EEXIST));
     }
-    let dst_removable = scope.own.holds(&dst) || scope.removals.granted(&to.real);
+    let dst_removable = scope.own.holds(&dst) || scope.removals.granted(to.real());
     if flags & RENAME_EXCHANGE != 0 {
         // Each goes where the other was: both must be the call's to move.
         if !dst_removable {
-            return Judged::refuse(scope, "delete", &to.real);
+            return Judged::refuse(scope, "delete", to.real());
         }
         return perform(from, to, flags, scope.own, None, None);
     }
@@ -194,11 +197,11 @@ pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judg
     // file the call may write, which then is the user's. (A granted entry
     // moved away replaces nothing it was not granted to: a granted delete
     // is of that entry, not of what its move lands on.)
-    if src_own && !src.is_dir() && !dst.is_dir() && scope.rights.may_write(&to.real) {
+    if src_own && !src.is_dir() && !dst.is_dir() && scope.rights.may_write(to.real()) {
         let gone = Some(dst);
         return perform(from, to, flags, scope.own, gone, Some(src));
     }
-    Judged::refuse(scope, "delete", &to.real)
+    Judged::refuse(scope, "delete", to.real())
 }
 
 /// Rename in the call's stead; on success forget what left the call's
@@ -224,13 +227,4 @@ fn make_right(id: &Identity) -> u64 {
         libc::S_IFSOCK => AccessFs::MakeSock,
         _ => AccessFs::MakeReg,
     })
-}
-
-fn link_count(t: &Target) -> u64 {
-    // SAFETY: zeroed plain data filled by fstatat, the last name not followed.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatat(t.dir.as_raw_fd(), t.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
-        return 1;
-    }
-    st.st_nlink
 }

@@ -7,7 +7,9 @@
 //! it is a write of `X`, allowed where the call may write `X`. Refused, the
 //! write fails with "disk I/O error" and the hot journal breaks every later
 //! read. Only beside a file that is an SQLite database (its header), and
-//! only a plain file.
+//! only a plain file; and not beside a database this very call made, whose
+//! sidecars are its own anyway (a call must not make a database next to a
+//! file of the user's to take that file for its journal).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -16,8 +18,9 @@ use super::target::Target;
 const SUFFIXES: &[&str] = &["-journal", "-wal", "-shm"];
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
 
-/// The real path of the database `t` is a sidecar of, when it is one.
-pub fn database_of(t: &Target) -> Option<String> {
+/// The real path of the database `t` is a sidecar of, when it is one, and
+/// which file it is.
+pub fn database_of(t: &Target) -> Option<(String, super::own::Identity)> {
     let name = t.name.to_str().ok()?;
     let base = SUFFIXES.iter().find_map(|s| name.strip_suffix(s)).filter(|b| !b.is_empty())?;
     if !plain_file(t, &t.name) {
@@ -42,8 +45,9 @@ pub fn database_of(t: &Target) -> Option<String> {
     if n != 16 || &head != HEADER {
         return None;
     }
-    let dir = crate::paths::parent(&t.real);
-    Some(if dir == "/" { format!("/{base}") } else { format!("{dir}/{base}") })
+    let id = super::own::identity_of(std::os::fd::AsFd::as_fd(&db))?;
+    let dir = crate::paths::parent(t.real());
+    Some((if dir == "/" { format!("/{base}") } else { format!("{dir}/{base}") }, id))
 }
 
 fn plain_file(t: &Target, name: &std::ffi::CStr) -> bool {

@@ -161,6 +161,8 @@ pub struct Child<'a> {
     pub files: bool,
     /// The hand's end of its channel (made and passed when `files`).
     pub hand: Option<RawFd>,
+    /// The write end of the supervisor's status pipe (init.rs).
+    pub status: RawFd,
 }
 
 /// Run `child` under supervision; returns the exit code to leave with
@@ -186,6 +188,14 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     // Who hands the listener over is read from the message (the command's
     // process, in a namespace of its own or not).
     super::caller::pass_credentials(pair[0], true);
+    // The command's status, from the call's init (init.rs); without one
+    // the pipe closes when the child execs, and its own exit says it.
+    let mut status_pipe = [-1; 2];
+    // SAFETY: an array of the size passed.
+    if unsafe { libc::pipe2(status_pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return super::fail(super::EXIT_FAILED, &format!("cannot make the status pipe: {}; nothing was run", std::io::Error::last_os_error()));
+    }
+    child.status = status_pipe[1];
     let (old_mask, sigfd) = match watch_signals() {
         Ok(s) => s,
         Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
@@ -208,11 +218,20 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
             if hand_pair[0] >= 0 {
                 libc::close(hand_pair[0]);
             }
+            libc::close(status_pipe[0]);
         }
-        let code = become_command(Child { relay, ..child }, pair[1], me);
+        let mut init = None;
+        let code = become_command(Child { relay, ..child }, pair[1], me, &mut init);
+        // The call's init that failed says so itself (its parent has left).
+        if let Some(i) = &init {
+            super::init::failed(i, code);
+        }
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(code as i32) }
     }
+    // SAFETY: our copy of the write end; the read end, owned here.
+    unsafe { libc::close(status_pipe[1]) };
+    let ending = Ending::new(pid, unsafe { OwnedFd::from_raw_fd(status_pipe[0]) });
     // SAFETY: our copy of the child's end.
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
@@ -229,22 +248,75 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     }
     let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
     if let (Some(h), Some(t)) = (files.hand.as_mut(), &taken) {
-        if t.hand != 0 {
-            h.ns_pid = t.hand;
+        if t.own_pids {
+            h.ns_pid = 0;
         }
     }
     files.own_pids = own_pids;
     let listener = taken.map(|t| t.fd);
+    if let Some(l) = &listener {
+        seccomp::wake_synchronously(l.as_raw_fd());
+    }
     // Ours: the read ends; the write ends are the child's.
     let relay = relay.map(|mut r| {
         r.ends.clear();
         r
     });
-    supervise(pid, own_session, listener, sigfd, judge, files, relay)
+    supervise(ending, own_session, listener, sigfd, judge, files, relay)
+}
+
+/// How the supervisor learns the command ended: from the call's init over
+/// the status pipe (`I` when the child started one, then `S` and the wait
+/// status), or, with no init, from the child's own exit (the pipe closed at
+/// its exec, unsaid). An init that ended unsaid took the call with it.
+struct Ending {
+    child: i32,
+    pipe: Option<OwnedFd>,
+    heard: Vec<u8>,
+    child_status: Option<i32>,
+}
+
+impl Ending {
+    fn new(child: i32, pipe: OwnedFd) -> Ending {
+        Ending { child, pipe: Some(pipe), heard: Vec::new(), child_status: None }
+    }
+
+    /// The status pipe, while it is open.
+    fn fd(&self) -> RawFd {
+        self.pipe.as_ref().map_or(-1, |p| p.as_raw_fd())
+    }
+
+    /// Read what the pipe has (it was ready); its end closes it.
+    fn read(&mut self) {
+        let mut buf = [0u8; 16];
+        // SAFETY: a buffer of the length passed.
+        let n = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            self.heard.extend_from_slice(&buf[..n as usize]);
+        } else {
+            self.pipe = None;
+        }
+    }
+
+    /// The command's wait status, once known.
+    fn status(&self) -> Option<i32> {
+        let init = self.heard.first() == Some(&b'I');
+        if let Some(at) = self.heard.iter().position(|&b| b == b'S') {
+            if let Some(st) = self.heard.get(at + 1..at + 5) {
+                return Some(i32::from_ne_bytes(st.try_into().unwrap()));
+            }
+        }
+        match (&self.pipe, init) {
+            (Some(_), _) => None,
+            // The init ended without a word: killed, and the call with it.
+            (None, true) => Some(libc::SIGKILL),
+            (None, false) => self.child_status,
+        }
+    }
 }
 
 /// The child: fence, filter, capabilities, descriptors, exec.
-fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
+fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut Option<super::init::Init>) -> u8 {
     // SAFETY: prctl with integers; the check after it closes the race with
     // a supervisor that died before the call.
     unsafe {
@@ -266,18 +338,18 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     let cleared = super::isolate::scrub_environment(&*child.granted);
     // In the call's own process namespace this process stays behind as
     // the relay of the command's status, and its init goes on (init.rs).
-    let mut init: Option<super::init::Init> = None;
     let keep = [channel, child.hand.unwrap_or(-1)];
+    let status_fd = child.status;
     let mut between = |pids: Result<(), String>| -> Result<String, (u8, String)> {
         if let Err(why) = pids {
             return Ok(format!("visible ({why})"));
         }
-        let i = super::init::start(&keep).map_err(|e| (super::EXIT_FAILED, format!("{e}; nothing was run")))?;
+        let i = super::init::start(status_fd, &keep).map_err(|e| (super::EXIT_FAILED, format!("{e}; nothing was run")))?;
         let seen = match i.mount_proc() {
             Ok(()) => "its own only (a process namespace of the call's, with its own /proc)".to_string(),
             Err(e) => format!("visible ({e})"),
         };
-        init = Some(i);
+        *init = Some(i);
         Ok(seen)
     };
     let lines = match (child.fence)(&mut between) {
@@ -291,15 +363,19 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
     }
     // The hand: under this same fence, before the filter (its own calls
-    // are the supervisor's, not the command's); the init's child, or else
-    // reparented to the supervisor.
-    let hand = match child.hand.map(|chan| super::hand::spawn(chan, init.is_some())).transpose() {
-        Ok(h) => h.flatten(),
-        Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
-    };
+    // are the supervisor's, not the command's). In the call's own process
+    // namespace the init is the hand (no process of the call can signal or
+    // trace it); else a process of its own, reparented to the supervisor.
+    if init.is_none() {
+        if let Some(chan) = child.hand {
+            if let Err(e) = super::hand::spawn(chan) {
+                return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
+            }
+        }
+    }
     // The init starts the command and stays to reap.
     let own_pids = init.is_some();
-    if let Some(i) = init {
+    if let Some(i) = init.take() {
         // SAFETY: fork in the single-threaded init.
         let command = unsafe { libc::fork() };
         if command < 0 {
@@ -307,7 +383,13 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
         }
         if command > 0 {
             super::isolate::quiet_init(channel);
+            let hand = child.hand.and_then(super::hand::Serving::greet);
             i.serve(command, hand);
+        }
+        // The command: the hand's channel is the init's alone.
+        if let Some(chan) = child.hand {
+            // SAFETY: our copy of the init's channel.
+            unsafe { libc::close(chan) };
         }
     }
     let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
@@ -320,7 +402,7 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32) -> u8 {
     // The filter is up: a sendmsg of this process would now wait on the
     // supervisor it is addressed to. The supervisor takes the descriptor
     // by its number (pidfd_getfd) and says so.
-    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), hand, own_pids) {
+    if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), own_pids) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
     }
     drop(listener);
@@ -367,15 +449,19 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// It blocks in poll and never spins: once no process uses the filter any
 /// more (POLLHUP, which stays), the listener leaves the poll set and only
 /// the child's end is awaited.
-fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>) -> u8 {
+fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>) -> u8 {
     let inflight = Arc::new(AtomicUsize::new(0));
-    let mut status: Option<i32> = None;
+    let child = ending.child;
     let mut idle = listener.is_none();
     // The terminal's pipes still open (see isolate.rs).
     let mut open: Vec<usize> = relay.as_ref().map_or(Vec::new(), |r| (0..r.copies.len()).collect());
     loop {
         let lfd = listener.as_ref().map_or(-1, |l| l.as_raw_fd());
-        let mut fds = vec![libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: if idle { -1 } else { lfd }, events: libc::POLLIN, revents: 0 }];
+        let mut fds = vec![
+            libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: if idle { -1 } else { lfd }, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: ending.fd(), events: libc::POLLIN, revents: 0 },
+        ];
         if let Some(r) = &relay {
             fds.extend(open.iter().map(|&i| libc::pollfd { fd: r.copies[i].0.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
         }
@@ -383,8 +469,11 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
         if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
             continue;
         }
+        if fds[2].revents != 0 {
+            ending.read();
+        }
         if let Some(r) = &relay {
-            let ready: Vec<(usize, i16)> = open.iter().zip(&fds[2..]).map(|(&i, p)| (i, p.revents)).collect();
+            let ready: Vec<(usize, i16)> = open.iter().zip(&fds[3..]).map(|(&i, p)| (i, p.revents)).collect();
             for (i, revents) in ready {
                 if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && !r.copy(i) {
                     open.retain(|&o| o != i);
@@ -395,7 +484,7 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
         if fds[0].revents & libc::POLLIN != 0 {
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
-                    reap(child, &mut status);
+                    reap(child, &mut ending.child_status);
                 } else if own_session {
                     // SAFETY: kill with a pid and a signal number.
                     unsafe { libc::kill(-child, sig) };
@@ -409,7 +498,7 @@ fn supervise(child: i32, own_session: bool, listener: Option<OwnedFd>, sigfd: Ra
         } else if n == 2 && fds[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
             idle = true;
         }
-        let Some(st) = status else { continue };
+        let Some(st) = ending.status() else { continue };
         // The child is gone: what it wrote to the terminal's pipes is copied
         // out (processes it left behind lose the terminal, as at a hang-up).
         if let Some(r) = &relay {
@@ -705,7 +794,7 @@ fn datagram(listener: RawFd, n: &Notif, judge: &Judge, inflight: &Arc<AtomicUsiz
 /// by the path's text, the call runs as made (the kernel judges it anyway).
 fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
     use super::removals::{self, Act, Scope};
-    use super::target::{resolve, textual};
+    use super::target::{folder_text, resolve, textual, textual_in};
     let a = n.data.args;
     let cwd = libc::AT_FDCWD;
     let (from, to, flags, op, rmdir) = match n.data.nr as i64 {
@@ -728,15 +817,17 @@ fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
         None => None,
     };
     // (Landlock judges a removal on the folder that holds the entry.)
-    let quick = |dirfd: i32, p: &str| textual(n.pid, dirfd, p).is_some_and(|t| files.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
+    // The caller's folder, read once for the quick look and the resolve.
+    let folder = (!from_path.starts_with('/')).then(|| folder_text(n.pid, from.0)).flatten();
+    let quick_in = |t: Option<String>| t.is_some_and(|t| files.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
     let dest = to.map(|(d, _)| d).zip(to_path.as_deref());
-    if quick(from.0, &from_path) && dest.is_none_or(|(d, p)| quick(d, p)) {
+    if quick_in(textual_in(&from_path, || folder.clone())) && dest.is_none_or(|(d, p)| quick_in(textual(n.pid, d, p))) {
         return seccomp::let_run(listener, n.id);
     }
     let mut scope = Scope { removals: &files.removals, own: &mut files.own, rights: &files.rights };
-    let Some(source) = resolve(n.pid, from.0, &from_path) else { return seccomp::let_run(listener, n.id) };
+    let Some(source) = resolve(n.pid, from.0, &from_path, folder.as_deref()) else { return seccomp::let_run(listener, n.id) };
     let judged = match dest {
-        Some((dirfd, p)) => match resolve(n.pid, dirfd, p) {
+        Some((dirfd, p)) => match resolve(n.pid, dirfd, p, None) {
             Some(target) => removals::rename(&mut scope, &source, &target, flags),
             None => return seccomp::let_run(listener, n.id),
         },
@@ -843,13 +934,12 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
-/// In the child: say the listener's number (and the hand's pid as the call
-/// sees it: a signal to it is refused) and wait until the supervisor has
-/// taken its copy. The supervisor reads who wrote it from the message's
-/// credentials (SO_PASSCRED).
-fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bool) -> Result<(), String> {
+/// In the child: say the listener's number (and whether the call has its
+/// own process namespace) and wait until the supervisor has taken its copy.
+/// The supervisor reads who wrote it from the message's credentials
+/// (SO_PASSCRED).
+fn hand_over_listener(channel: RawFd, fd: RawFd, own_pids: bool) -> Result<(), String> {
     let mut n = fd.to_ne_bytes().to_vec();
-    n.extend(hand.unwrap_or(0).to_ne_bytes());
     n.extend(i32::from(own_pids).to_ne_bytes());
     // SAFETY: buffers of the lengths passed.
     unsafe {
@@ -867,7 +957,7 @@ fn hand_over_listener(channel: RawFd, fd: RawFd, hand: Option<i32>, own_pids: bo
 /// The listener of the child `pid`, taken by the number it says, or None
 /// when it failed before (its exit status says why).
 fn take_listener(channel: RawFd) -> Option<Listener> {
-    let mut n = [0u8; 12];
+    let mut n = [0u8; 8];
     let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
     if got != n.len() {
         return None;
@@ -876,14 +966,12 @@ fn take_listener(channel: RawFd) -> Option<Listener> {
     let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
     // SAFETY: a one-byte buffer.
     unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
-    Some(Listener { fd, hand: word(4), own_pids: word(8) != 0 })
+    Some(Listener { fd, own_pids: word(4) != 0 })
 }
 
 /// The filter's listener, as the command's process handed it over.
 struct Listener {
     fd: OwnedFd,
-    /// The hand's pid as the call numbers it (0: none, or not known).
-    hand: i32,
     /// The call runs in a process namespace of its own.
     own_pids: bool,
 }

@@ -18,15 +18,34 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 pub struct Target {
     pub dir: OwnedFd,
     pub name: CString,
+    /// The folder's real path joined with the name, read when first asked
+    /// for (a removal of the call's own entry never needs it).
+    real: std::cell::OnceCell<String>,
+}
+
+impl Target {
     /// The folder's real path joined with the name.
-    pub real: String,
+    pub fn real(&self) -> &str {
+        self.real.get_or_init(|| {
+            let dir = std::fs::read_link(format!("/proc/self/fd/{}", self.dir.as_raw_fd())).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+            join(&dir, &self.name.to_string_lossy())
+        })
+    }
 }
 
 /// Resolve `path` (relative to `dirfd` of thread `tid`, or its working
-/// directory) without following a link in its last component.
-pub fn resolve(tid: u32, dirfd: i32, path: &str) -> Option<Target> {
+/// directory, whose text `folder` gives when already read) without
+/// following a link in its last component.
+pub fn resolve(tid: u32, dirfd: i32, path: &str, folder: Option<&str>) -> Option<Target> {
     let (parent, name) = split(path)?;
-    let base = if parent.starts_with('/') { parent.to_string() } else { format!("{}/{parent}", folder_text(tid, dirfd)?) };
+    let base = if parent.starts_with('/') {
+        parent.to_string()
+    } else {
+        match folder {
+            Some(f) => format!("{f}/{parent}"),
+            None => format!("{}/{parent}", folder_text(tid, dirfd)?),
+        }
+    };
     let c = CString::new(base).ok()?;
     // SAFETY: a NUL-terminated path; the descriptor is owned below.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
@@ -35,9 +54,7 @@ pub fn resolve(tid: u32, dirfd: i32, path: &str) -> Option<Target> {
     }
     // SAFETY: a new descriptor.
     let dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    let real_dir = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?.to_string_lossy().into_owned();
-    let real = join(&real_dir, name);
-    Some(Target { dir, name: CString::new(name).ok()?, real })
+    Some(Target { dir, name: CString::new(name).ok()?, real: Default::default() })
 }
 
 /// The path as text, made absolute against the caller's folder and
@@ -45,10 +62,15 @@ pub fn resolve(tid: u32, dirfd: i32, path: &str) -> Option<Target> {
 /// folder's link: cheap, and exact unless a link lies on the way (callers
 /// use it only where a wrong answer costs nothing but a slower path).
 pub fn textual(tid: u32, dirfd: i32, path: &str) -> Option<String> {
+    textual_in(path, || folder_text(tid, dirfd))
+}
+
+/// [`textual`], the caller's folder read by `folder` only when needed.
+pub fn textual_in(path: &str, folder: impl FnOnce() -> Option<String>) -> Option<String> {
     if path.starts_with('/') {
         return Some(crate::paths::normalize(path));
     }
-    Some(crate::paths::normalize(&format!("{}/{path}", folder_text(tid, dirfd)?)))
+    Some(crate::paths::normalize(&format!("{}/{path}", folder()?)))
 }
 
 /// The caller's folder a relative path starts from (its working directory,
@@ -73,7 +95,7 @@ pub fn caller_base(tid: u32, dirfd: i32, path: &[u8]) -> Result<Option<OwnedFd>,
 }
 
 /// The text of the caller's working directory, or of the folder `dirfd` names.
-fn folder_text(tid: u32, dirfd: i32) -> Option<String> {
+pub fn folder_text(tid: u32, dirfd: i32) -> Option<String> {
     let from = if dirfd == libc::AT_FDCWD { format!("/proc/{tid}/cwd") } else { format!("/proc/{tid}/fd/{dirfd}") };
     Some(std::fs::read_link(from).ok()?.to_string_lossy().into_owned())
 }

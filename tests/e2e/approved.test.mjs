@@ -85,7 +85,7 @@ describe('the issue\'s table in a real DSH session', { skip: missing ?? (kernel 
     assert.ok(mine.some((l) => l.kind === 'answer' && l.widened?.length === 1), JSON.stringify(mine))
   })
 
-  test('a kernel refusal is an error for the model that names what was refused and what would grant it', async () => {
+  test('a kernel refusal is named to the model with what would grant it: an error when the command failed, a note when it went on and exited 0', async () => {
     writeFileSync(join(world.ws, 'keep.txt'), 'mine\n')
     const run = await runDsh(world, { script: [bash('rm -f keep.txt; python3 -c \'import os; os.remove("keep.txt")\'; echo after')], answers: ['reject'] })
     const [r] = results(run)
@@ -94,10 +94,18 @@ describe('the issue\'s table in a real DSH session', { skip: missing ?? (kernel 
     const [x] = results(again)
     assert.equal(existsSync(join(world.ws, 'keep.txt')), true)
     assert.equal(r.isError, true, r.text)
-    assert.equal(x.isError, true, x.text)
+    // The line's own `; echo after` makes it exit 0: the runner named the
+    // refusal, so the model is told in a note and the result stands.
+    assert.equal(x.isError, false, x.text)
+    assert.equal(x.value?.exitCode, 0, x.text)
     assert.match(x.text, /after/)
-    assert.match(x.text, /refused part of this command \(delete on \S*keep\.txt\)/)
-    assert.match(x.text, /\/allow add delete \S+ folder/)
+    assert.match(x.text, /refused part of what this command tried \(delete on \S*keep\.txt \(unlink by python3\)\); the command went on and exited 0/)
+    assert.match(x.text, /\/allow add delete \S*keep\.txt file/)
     assert.doesNotMatch(x.text, /escalation available|sandbox_permissions/)
+    // Without the `; echo`, python's failure is the call's: an error.
+    const failed = await runDsh(world, { script: [bash('python3 -c \'import os; os.remove("keep.txt")\'')] })
+    const [y] = results(failed)
+    assert.equal(y.isError, true, y.text)
+    assert.match(y.text, /refused part of this command \(delete on \S*keep\.txt \(unlink by python3\)\), so it did not do all it was asked to/)
   })
 })

@@ -243,7 +243,7 @@ describe('dsh-allow with the Landlock runner', { skip: missing ?? (kernel ? fals
     // it, and the call is an error for the model; DSH's own "escalation
     // available" hint (a wider sandbox mode) is not there.
     assert.match(r.text, /dsh-allow: the kernel fence refused .*build\/x.*Do not work around it/s, JSON.stringify(r))
-    assert.match(r.text, /refused part of this command \(delete on \S*build\/x\)/, r.text)
+    assert.match(r.text, /refused part of this command \(delete on \S*build\/x \(unlink by python3\)\)/, r.text)
     assert.equal(r.isError, true, JSON.stringify(r))
     assert.doesNotMatch(r.text, /escalation available|sandbox_permissions/)
   })

@@ -82,7 +82,8 @@ export function makeWorld(label, { allowConfig, base = testOutput() } = {}) {
     '- insert:',
     '    - id: dsh-allow',
     '      name: dsh-allow',
-    ...(allowConfig ? [`      config: ${JSON.stringify(allowConfig)}`] : []),
+    // A function of the world for a config naming paths inside it.
+    ...(allowConfig ? [`      config: ${JSON.stringify(typeof allowConfig === 'function' ? allowConfig(world) : allowConfig)}`] : []),
     '',
   ].join('\n'))
   return world

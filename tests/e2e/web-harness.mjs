@@ -35,7 +35,7 @@ export function missingWebPrerequisite() {
  * A fresh world for the web profile: workspace, fixture home, $DSH_HOME with
  * the web profile materialized, dsh-allow and the scripted model inserted.
  */
-export function makeWebWorld(label, { script = [] } = {}) {
+export function makeWebWorld(label, { script = [], allowConfig } = {}) {
   const base = testOutput()
   mkdirSync(base, { recursive: true })
   const root = mkdtempSync(join(base, `e2e-${label}-`))
@@ -47,7 +47,7 @@ export function makeWebWorld(label, { script = [] } = {}) {
   mkdirSync(join(world.home, '.ssh'), { recursive: true })
   writeFileSync(join(world.home, '.ssh', 'id_ed25519'), '-----BEGIN OPENSSH PRIVATE KEY-----\nfixture\n-----END OPENSSH PRIVATE KEY-----\n')
   writeFileSync(join(world.ws, 'README.md'), '# fixture workspace\n')
-  installWebProfile(world, { script })
+  installWebProfile(world, { script, allowConfig })
   return world
 }
 
@@ -56,7 +56,7 @@ export function makeWebWorld(label, { script = [] } = {}) {
  * the scripted model into it (the demo also uses this on its headless world,
  * so both profiles share one $DSH_HOME: rules, ledger and sessions).
  */
-export function installWebProfile(world, { script = [] } = {}) {
+export function installWebProfile(world, { script = [], allowConfig } = {}) {
   const profile = join(world.dshHome, 'profiles', 'web')
   const made = spawnSync(DSH, ['--profile', 'web', '--dump-config'], { cwd: world.ws, env: envOf(world), encoding: 'utf8' })
   if (made.status !== 0) throw new Error(`dsh could not create the web profile: ${made.stderr}`)
@@ -72,6 +72,8 @@ export function installWebProfile(world, { script = [] } = {}) {
     '- insert:',
     '    - id: dsh-allow',
     '      name: dsh-allow',
+    // A function of the world for a config naming paths inside it.
+    ...(allowConfig ? [`      config: ${JSON.stringify(typeof allowConfig === 'function' ? allowConfig(world) : allowConfig)}`] : []),
     '    - id: e2e-scripted-model',
     `      name: ${JSON.stringify(join(profile, 'e2e-plugins', 'scripted-model.js'))}`,
     `      config: ${JSON.stringify({ script })}`,

@@ -418,3 +418,106 @@ describe('everyday tools in a real DSH process under the default fence', { skip:
     })
   })
 })
+
+// Issue 38: the everyday lines that used to fail under the fence with no
+// card, in a real DSH session. Each line is one bash call; a card is
+// answered Allow once. Lines that run with no card must exit 0; the ones
+// whose removals the line does not name (make clean, collectstatic), git
+// beside npm, and git worktree add ../x ask once, then work. Hidden code
+// deleting a file that was there is still refused, and the refusal the
+// runner names comes back to the model and into the ledger as the runner
+// named it. The tools (the venv with django, vite) come from scripts/setup.sh.
+const TOOLS = process.env.DSH_ALLOW_TOOLS ?? '/usr/local/lib/dsh-allow-tools'
+const TOOL_DIRS = [join(TOOLS, 'venv', 'bin'), join(TOOLS, 'node', 'node_modules', '.bin')]
+const everydayTools = () => {
+  const path = [...TOOL_DIRS, RUN_PATH].join(':')
+  const gone = ['sqlite3', 'tar', 'unzip', 'zip', 'make', 'cc', 'git', 'npm', 'vite', 'django-admin']
+    .filter((t) => spawnSync('/bin/sh', ['-c', `command -v ${t}`], { env: { PATH: path }, stdio: 'ignore' }).status !== 0)
+  return gone.length === 0 ? false : `NOT TESTED — ${gone.join(', ')} not found on ${path} (scripts/setup.sh installs them)`
+}
+
+describe('everyday lines under the fence: no card, or one card up front, then they work (issue 38)', { skip: missing || (!kernel && NO_KERNEL) || everydayTools() }, () => {
+  let world
+  let run
+  const lines = [
+    ['sqlite3 app.db "create table t(x); insert into t values (1)"', false],
+    ['sqlite3 app.db "insert into t values (2)"', false],
+    [`python3 -c "import sqlite3, os; c = sqlite3.connect('app.db'); c.execute('pragma journal_mode=wal'); c.execute('insert into t values (3)'); c.commit(); os._exit(0)"`, false],
+    ['sqlite3 app.db "insert into t values (4)"', false],
+    ['tar -xzf site.tgz', false],
+    ['echo v1 > site/index.html && unzip -oq site.zip', false],
+    ['vite build --logLevel error && echo "document.body.append(1)" >> main.js && vite build --logLevel error', false],
+    ['make -s && make -s clean', true],
+    ['cd dj && python3 manage.py collectstatic --noinput -v 0', true],
+    ['git init -q && git add -A && git commit -qm one', false],
+    ['echo x > b.txt && git add -A && git commit -qm two && npm version patch -m "v%s"', true],
+    ['git worktree add -q ../x', true],
+  ]
+  before(async () => {
+    world = makeWorld('everyday')
+    world.binDirs = TOOL_DIRS
+    writeFileSync(join(world.home, '.gitconfig'), '[user]\n\tname = Test\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n')
+    const w = (rel, text) => {
+      mkdirSync(dirname(join(world.ws, rel)), { recursive: true })
+      writeFileSync(join(world.ws, rel), text)
+    }
+    w('site/index.html', '<p>v2</p>\n')
+    w('index.html', '<!doctype html>\n<html><body><script type="module" src="/main.js"></script></body></html>\n')
+    w('main.js', 'document.body.append("hi")\n')
+    w('Makefile', 'all: hello\n\nhello: hello.c\n\tcc -o hello hello.c\n\nclean:\n\trm -f hello\n')
+    w('hello.c', 'int main(void) { return 0; }\n')
+    w('package.json', '{"name": "app", "version": "1.0.0"}\n')
+    w('keep.txt', 'mine\n')
+    const env = { ...envOf(world), PATH: [...TOOL_DIRS, RUN_PATH].join(':') }
+    const sh = (line, cwd = world.ws) => assert.equal(spawnSync('/bin/sh', ['-c', line], { cwd, env }).status, 0, line)
+    // The archives hold v2 of site/; the workspace will hold v1 again before unzip.
+    sh('tar -czf site.tgz site && zip -qr site.zip site && echo v1 > site/index.html')
+    mkdirSync(join(world.ws, 'dj'))
+    sh(`django-admin startproject mysite . && printf '\\nSTATIC_ROOT = BASE_DIR / "staticfiles"\\n' >> mysite/settings.py && mkdir -p mysite/static && echo 'p {}' > mysite/static/a.css && printf 'STATICFILES_DIRS = [BASE_DIR / "mysite" / "static"]\\n' >> mysite/settings.py && python3 manage.py collectstatic --noinput -v 0 && echo 'p { color: red }' > mysite/static/a.css && touch -d '+1 hour' mysite/static/a.css`, join(world.ws, 'dj'))
+    const script = [...lines.map(([l]) => bash(l)), bash(`python3 -c 'import os; os.remove("keep.txt")'`)]
+    run = await runDsh(world, { script, answers: lines.filter(([, card]) => card).map(() => 'once'), timeoutMs: 240_000 })
+    assert.equal(results(run).length, script.length, run.stdout + run.stderr)
+  })
+  after(() => cleanup(world))
+
+  test('every line exits 0; a card only where the line asks up front, and each says why', () => {
+    const r = results(run)
+    for (const [i, [line]] of lines.entries()) {
+      assert.equal(r[i].command, line)
+      assert.equal(r[i].isError, false, show(line, r[i]))
+      assert.equal(r[i].value?.exitCode, 0, show(line, r[i]))
+    }
+    const asked = approvals(run)
+    const carded = lines.filter(([, card]) => card).map(([l]) => l)
+    assert.deepEqual(asked.map((a) => a.pending?.command), carded, JSON.stringify(asked.map((a) => a.reason), null, 1))
+    assert.match(asked[0].reason, /make clean` runs the Makefile's clean recipe/, asked[0].reason)
+    assert.match(asked[1].reason, /collectstatic` removes the files it collected before/, asked[1].reason)
+    assert.match(asked[2].reason, /git changes the repository .*\.git and the line also runs code/, asked[2].reason)
+    assert.match(asked[3].reason, /create,read,write .*\/x|read,create,write .*\/x|x/, asked[3].reason)
+  })
+
+  test('what the lines did is on disk, and nothing was left behind', () => {
+    const ws = world.ws
+    for (const f of ['app.db-journal', 'app.db-wal', 'app.db-shm']) assert.equal(existsSync(join(ws, f)), false, f)
+    assert.equal(spawnSync('sqlite3', [join(ws, 'app.db'), 'select count(*) from t'], { encoding: 'utf8' }).stdout.trim(), '4')
+    assert.match(read(ws, 'site', 'index.html'), /v2/)
+    assert.ok(existsSync(join(ws, 'dist', 'index.html')))
+    assert.equal(existsSync(join(ws, 'hello')), false, 'make clean removed hello')
+    assert.match(read(ws, 'dj', 'staticfiles', 'a.css'), /red/, 'collectstatic replaced the changed file')
+    assert.match(read(ws, 'package.json'), /1\.0\.1/)
+    assert.equal(git(ws, 'log', '--format=%s', '-1'), 'v1.0.1\n')
+    assert.equal(existsSync(join(ws, '.git', 'index.lock')), false, 'no lock left')
+    assert.ok(existsSync(join(world.root, 'x', 'README.md')), 'the worktree was checked out')
+  })
+
+  test('hidden code deleting a file that was there is refused, and the runner names it to the model and the ledger', () => {
+    const r = results(run).at(-1)
+    assert.equal(read(world.ws, 'keep.txt'), 'mine\n')
+    assert.match(r.text, /dsh-allow: refused delete ".*\/keep\.txt" \(unlink; python3, pid \d+\)/, r.text)
+    assert.match(r.text, /delete on \S*keep\.txt \(unlink by python3\)/, r.text)
+    assert.match(r.text, /`\/allow add delete \S*keep\.txt file`/, r.text)
+    const ledger = readFileSync(join(world.dshHome, 'dsh-allow-audit.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const kernel = ledger.filter((l) => l.kind === 'kernel' && l.callId === r.callId)
+    assert.deepEqual(kernel.flatMap((k) => k.denied).map((d) => [d.capability, d.operation, d.program, d.path.endsWith('/keep.txt')]), [['delete', 'unlink', 'python3', true]], JSON.stringify(kernel))
+  })
+})

@@ -78,6 +78,11 @@ test('what the kernel denied after the call ran is its own line, folded into the
   assert.equal(folded.rows.length, 1)
   assert.equal(folded.rows[0].source, 'fence')
   assert.deepEqual(folded.rows[0].kernel, [{ path: '/h/.ssh/id_ed25519', capability: 'read' }])
+  // What the runner named keeps its system call and program, folded as written.
+  const named = ledgerRecord({ kind: 'kernel', time: 't', sessionId: 's1', callId: 'c1', denied: [{ path: '/w/app.db-journal', capability: 'delete', operation: 'unlink', program: 'sqlite3', extra: 'x' }] }, (s) => s)
+  assert.deepEqual(named.denied, [{ path: '/w/app.db-journal', capability: 'delete', operation: 'unlink', program: 'sqlite3' }])
+  const row = core.foldLedger([JSON.stringify(ledgerRecord(decision({ decision: 'allow', effects: [] }), (s) => s)), JSON.stringify(named)].join('\n'), { sessionId: 's1' }).rows[0]
+  assert.deepEqual(row.kernel, [{ path: '/w/app.db-journal', capability: 'delete', operation: 'unlink', program: 'sqlite3' }])
 })
 
 test('a refusal of the write tool names the protected path', () => {

@@ -63,6 +63,13 @@ pub fn checks() -> Vec<(&'static str, Option<String>)> {
             .then(|| format!("{r:?}"))
     })()));
 
+    let text = decision("s1", "m1", "refuse", "managed", "cat ~/secrets/key") + &decision("s1", "m2", "prompt", "managed", "rm -rf prod/x")
+        + &line(serde_json::json!({"dshAllow": 1, "kind": "mode", "sessionId": "s1", "callId": "mode-1", "command": "sandbox mode → danger-full-access", "source": "managed", "mode": "danger-full-access"}));
+    let f = fold(&text, &all);
+    let got: Vec<(&str, &str)> = f.rows.iter().map(|r| (r.outcome.as_str(), r.source.as_str())).collect();
+    let want = [("refused", "managed"), ("asked", "managed"), ("changed", "managed")];
+    out.push(("what_the_managed_policy_refused_or_asked_is_decided_by_it", (got != want).then(|| format!("{got:?}"))));
+
     let text = decision("s1", "cat", "allow", "baseline", "cat x") + &kernel("cat", serde_json::json!([{"path": "/w/x", "capability": "read"}]))
         + &kernel("nobody", serde_json::json!([{"path": "/w/y", "capability": "read"}])) + &kernel("cat", serde_json::json!("not a list"));
     let hidden = fold(&text, &FoldOptions { session_id: Some("s1".into()), limit: None, baseline: false });

@@ -19,5 +19,7 @@ pub fn request(command: &str) -> DecideRequest {
         fence: dsh_allow::policy::capability::Capability::ALL.to_vec(),
         persistence: dsh_allow::api::Persistence::Shut,
         sockets: Default::default(),
+        fence_level: None,
+        managed: None,
     }
 }

@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 pub const CORE: &str = include_str!("../vectors/core.json");
 pub const ANSWERS: &str = include_str!("../vectors/answers.json");
+/// The managed policy's precedence cases (the fixtures and defaults are core.json's).
+pub const MANAGED: &str = include_str!("../vectors/managed.json");
 
 pub struct Case {
     pub name: String,
@@ -19,12 +21,13 @@ pub struct Case {
 
 pub fn cases() -> Vec<Case> {
     let doc: Value = serde_json::from_str(CORE).expect("core.json is JSON");
+    let managed: Value = serde_json::from_str(MANAGED).expect("managed.json is JSON");
     let mut out = Vec::new();
-    for case in doc["cases"].as_array().expect("cases") {
+    for case in doc["cases"].as_array().expect("cases").iter().chain(managed["cases"].as_array().expect("managed cases")) {
         let fixture_name = case.get("fixture").and_then(Value::as_str).unwrap_or("linux");
         let fixture: FixtureHost = serde_json::from_value(doc["fixtures"][fixture_name].clone()).expect("fixture");
         let mut request = doc["defaults"][fixture_name].clone();
-        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence", "sockets"] {
+        for key in ["command", "cwd", "mode", "rules", "grants", "fence", "commands", "persistence", "sockets", "fenceLevel", "managed"] {
             if let Some(v) = case.get(key) {
                 request[key] = v.clone();
             }
@@ -126,6 +129,21 @@ pub fn judge(case: &Case, d: &Decision) -> Vec<String> {
             if !found {
                 wrong.push(format!("no effect {t} in {:?}", d.effects));
             }
+        }
+    }
+    if let Some(want) = ex.get("managedDecided").and_then(Value::as_bool) {
+        if d.managed.as_ref().is_some_and(|m| m.decided) != want {
+            wrong.push(format!("managed decided {:?}, want {want}: {}", d.managed, d.reason));
+        }
+    }
+    if let Some(want) = ex.get("managedVerdict") {
+        if &dj["managed"] != want {
+            wrong.push(format!("managed {}, want {want}", dj["managed"]));
+        }
+    }
+    if let Some(want) = ex.get("answers") {
+        if &json!(d.answers()) != want {
+            wrong.push(format!("answers {:?}, want {want}", d.answers()));
         }
     }
     if let Some(want) = ex.get("ruleIds") {
