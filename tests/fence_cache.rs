@@ -72,3 +72,25 @@ fn a_fence_with_a_line_break_in_a_path_is_not_kept() {
     e.found.insert("/x".into(), Looked { found: Found::Link("a\nb".into()), id: None });
     assert_eq!(render(&e), None);
 }
+
+#[test]
+fn every_field_of_the_profile_is_in_a_kept_fences_key_or_named_as_one_the_compile_never_reads() {
+    use dsh_allow::runner::kept::{meaning, NOT_COMPILED};
+    let rule = serde_json::json!({ "id": "r", "path": "/w/a", "recursive": true, "access": { "read": true } });
+    let req: dsh_allow::fence::ProfileRequest = serde_json::from_value(serde_json::json!({
+        "workspace": "/w", "home": "/h", "harnessHome": "/h/.dsh", "platform": "linux", "mode": "workspace-write",
+        "rules": [rule], "grants": [rule], "protectedFiles": ["/h/.dsh/p"], "enforce": "full", "persistence": "shut",
+        "hostPids": [1], "hostPorts": [2], "folders": ["/w/b"], "kept": ["/w/c"],
+        "managed": { "files": ["/etc/dsh/managed.json"], "deny": [rule] },
+    }))
+    .unwrap();
+    let all = serde_json::to_value(&req).unwrap();
+    let keyed: serde_json::Value = serde_json::from_str(&meaning(&req)).unwrap();
+    for field in all.as_object().unwrap().keys() {
+        assert!(
+            keyed.get(field).is_some() || NOT_COMPILED.contains(&field.as_str()),
+            "the profile's {field:?} is neither in a kept fence's key nor named as a field the compile never reads"
+        );
+    }
+    assert!(keyed["managed"]["deny"].is_array(), "the managed policy's denials are in the key");
+}

@@ -298,3 +298,18 @@ fn a_kept_fence_keeps_metadata_outside_the_writable_roots_as_a_compiled_one_does
     }
     assert_eq!(mode(), before);
 }
+
+#[test]
+fn a_managed_denial_added_since_is_fenced_and_no_kept_fence_carries_the_old_grant() {
+    let Some((_turn, t, profile, cache)) = settled("kept-managed") else { return };
+    fs::write(t.base.join("ws/src/secret.txt"), "SECRET\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(t.run_kept(&profile, &cache, "cat src/secret.txt"), ("compiled, kept".into(), true));
+    assert_eq!(t.run_kept(&profile, &cache, "cat src/secret.txt"), ("reused".into(), true));
+    // The administrator denies reading it: another fence, which shuts it.
+    let mut managed = profile.clone();
+    managed["managed"] = json!({ "files": ["/etc/dsh/managed.json"], "deny": [{ "id": "m1", "path": t.p("ws/src/secret.txt"), "recursive": false, "access": { "read": true } }] });
+    let (how, ok) = t.run_kept(&managed, &cache, "cat src/secret.txt");
+    assert!(how.starts_with("compiled") && !ok, "a fence kept before the managed denial was used: {how}");
+    assert_eq!(t.run_kept(&managed, &cache, "cat src/secret.txt"), ("reused".into(), false));
+}

@@ -287,9 +287,10 @@ pub fn names_hash(entries: Option<&[(OsString, bool)]>) -> u64 {
 }
 
 /// What a fence is compiled from, in what it means: the fields of the
-/// profile the compile reads (not the host's pids and ports, the call's
-/// folders or kept files), each rule by its path and access alone (not its
-/// id, hits or date).
+/// profile the compile reads, each rule by its path and access alone (not
+/// its id, hits or date). A field the compile reads and the key lacks would
+/// let a fence compiled without it be reused with it: every field of the
+/// profile is either here or in [`NOT_COMPILED`] (tests/fence_cache.rs).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Meaning<'a> {
@@ -302,7 +303,13 @@ struct Meaning<'a> {
     rules: Vec<RuleMeaning<'a>>,
     grants: Vec<RuleMeaning<'a>>,
     protected_files: &'a [String],
+    managed: Option<&'a crate::policy::managed::Managed>,
 }
+
+/// The fields of the profile the compile never reads (the runner uses them
+/// around the fence): the host's pids and ports, the call's folders and
+/// kept files, and whether persistence is shut (the held fence's name says).
+pub const NOT_COMPILED: &[&str] = &["hostPids", "hostPorts", "folders", "kept", "persistence"];
 
 #[derive(Serialize)]
 struct RuleMeaning<'a>(&'a str, bool, &'a Access);
@@ -321,6 +328,11 @@ impl<'a> RuleMeaning<'a> {
 /// (nothing is then kept).
 pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
     let exe = this_binary()?;
+    Some(format!("version={} abi={abi} exe={exe} {}", env!("CARGO_PKG_VERSION"), meaning(req)))
+}
+
+/// What `req` means to the compile, as JSON text (the key's last part).
+pub fn meaning(req: &ProfileRequest) -> String {
     let meaning = Meaning {
         workspace: &req.workspace,
         home: &req.home,
@@ -331,9 +343,9 @@ pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
         rules: req.rules.iter().map(RuleMeaning::of).collect(),
         grants: req.grants.iter().map(RuleMeaning::of).collect(),
         protected_files: &req.protected_files,
+        managed: req.managed.as_ref(),
     };
-    let meaning = serde_json::to_string(&meaning).expect("a profile serializes");
-    Some(format!("version={} abi={abi} exe={exe} {meaning}", env!("CARGO_PKG_VERSION")))
+    serde_json::to_string(&meaning).expect("a profile serializes")
 }
 
 /// This very binary: device, inode, times and size of `/proc/self/exe`.
