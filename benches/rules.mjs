@@ -9,11 +9,14 @@
 //            gate's request key (JSON of the request) and the profile handed
 //            to the runner by file (JSON, SHA-256, the file checked);
 //   runner   `dsh-allow run --profile-file` start-up over a bare exec of
-//            /bin/true, the fence kept (the plugin's case) and compiled;
+//            /bin/true, the fence kept and held by the keeper (the plugin's
+//            case from a session's second call on) and compiled; with
+//            --against OLD, the kept case of another runner too (e.g. the
+//            previous build), alternating with this one;
 //   host     with --host: a real DSH session (headless, scripted model),
 //            wall time per bash call from the first pre-execute listener to
 //            tools/result, 30 calls per session.
-// Run after `bash scripts/build.sh`:  node benches/rules.mjs [--host]
+// Run after `bash scripts/build.sh`:  node benches/rules.mjs [--host] [--against OLD]
 // (--host needs scripts/setup-dsh.sh and runs under its Node 22).
 
 import { spawnSync } from 'node:child_process'
@@ -35,21 +38,26 @@ const realNow = Date.now
 let clockShift = 0
 Date.now = () => realNow() + clockShift
 const core = await import(path.join(REPO, 'pkg', 'core', 'index.js'))
-const { ProfileFiles } = await import(path.join(REPO, 'plugin', 'profiles.js'))
+const { fenceRules, ProfileFiles } = await import(path.join(REPO, 'plugin', 'profiles.js'))
 const runner = path.join(REPO, 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow')
+const againstAt = process.argv.indexOf('--against')
+const against = againstAt < 0 ? undefined : path.resolve(process.argv[againstAt + 1])
 
-const COUNTS = [0, 100, 1000, 10_000]
+const COUNTS = [0, 100, 1000, 2000, 10_000]
 const home = os.homedir()
 // Outside the temp folders, which the baseline opens whole.
 const root = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-rules-'))
 const ws = path.join(root, 'ws')
 const harness = path.join(root, 'harness')
 const fenceCache = path.join(harness, 'dsh-allow-fence')
+// The other runner keeps its fences apart (another binary is another key,
+// and both formats in one folder would take each other's slots).
+const againstCache = path.join(harness, 'dsh-allow-fence-against')
 const profileDir = path.join(harness, 'dsh-allow-profiles')
-for (const d of [ws, harness, fenceCache]) fs.mkdirSync(d, { recursive: true })
+for (const d of [ws, harness, fenceCache, againstCache]) fs.mkdirSync(d, { recursive: true })
 fs.writeFileSync(path.join(ws, 'README.md'), '# bench\n')
 for (let i = 0; i < Math.max(...COUNTS); i += 1) fs.mkdirSync(path.join(root, 'rules', `r${i}`), { recursive: true })
-const protectedFiles = [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), profileDir, fenceCache]
+const protectedFiles = [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), profileDir, fenceCache, againstCache]
 
 // Frozen all the way down, as the plugin's rules store hands them out.
 const freeze = (v) => {
@@ -112,7 +120,8 @@ function decideBench(n) {
 function profileOf(n) {
   return {
     workspace: ws, home, harnessHome: harness, platform: 'linux', mode: 'workspace-write',
-    rules: rulesOf(n), grants: [], protectedFiles, enforce: 'full', persistence: 'shut',
+    // As the plugin hands them over (index.js: each rule as the fence reads it).
+    rules: fenceRules(rulesOf(n)), grants: [], protectedFiles, enforce: 'full', persistence: 'shut',
   }
 }
 
@@ -137,17 +146,27 @@ function runnerBench(file, rounds) {
     return performance.now() - t
   }
   const kept = [runner, 'run', '--profile-file', file, '--fence-cache', fenceCache, '--', '/bin/true']
+  const old = against && [against, 'run', '--profile-file', file, '--fence-cache', againstCache, '--', '/bin/true']
   const compiled = [runner, 'run', '--profile-file', file, '--', '/bin/true']
-  run(kept)
+  // The first call builds and hands the fence to the keeper; a later one joins it.
+  for (let i = 0; i < 3; i += 1) {
+    run(kept)
+    if (old) run(old)
+  }
+  const report = spawnSync(kept[0], [...kept.slice(1, -2), '--report-fence', ...kept.slice(-2)], { cwd: ws, encoding: 'utf8' }).stderr
+  const held = report.split('\n').find((l) => l.startsWith('dsh-allow held: '))?.slice('dsh-allow held: '.length) ?? '?'
   const bare = []
   const keptT = []
+  const oldT = []
   for (let i = 0; i < rounds; i += 1) {
     bare.push(run(['/bin/true']))
     keptT.push(run(kept))
+    if (old) oldT.push(run(old))
   }
   const compiledT = []
   for (let i = 0; i < Math.max(5, rounds / 10); i += 1) compiledT.push(run(compiled))
-  return { bare: median(bare), kept: median(keptT) - median(bare), compiled: median(compiledT) - median(bare) }
+  const b = median(bare)
+  return { bare: b, kept: median(keptT) - b, old: old ? median(oldT) - b : undefined, compiled: median(compiledT) - b, held }
 }
 
 async function hostBench(n) {
@@ -176,7 +195,7 @@ for (const n of COUNTS) {
   console.log(`\n${n} rules (profile ${(p.bytes / 1024).toFixed(0)} KiB)`)
   console.log(`  decide: first after a change ${ms(d.first)}; repeated median ${us(median(d.repeated))} p99 ${us(p99(d.repeated))}; as in a session median ${us(median(d.session))} p99 ${us(p99(d.session))}`)
   console.log(`  plugin: request key ${ms(median(d.key))}; profile by file ${ms(median(p.times))} (first, written: ${ms(p.first)})`)
-  console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)}, compiled +${ms(r.compiled)}`)
+  console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)} (${r.held})${r.old === undefined ? '' : `, the other runner's kept fence +${ms(r.old)}`}, compiled +${ms(r.compiled)}`)
   if (withHost) {
     const h = await hostBench(n)
     console.log(`  host: per bash call median ${ms(median(h.per))}, p90 ${ms([...h.per].sort((a, b) => a - b)[Math.floor(h.per.length * 0.9)])} (${h.calls} calls, ${h.failed} asked or failed)`)

@@ -1,9 +1,18 @@
 // Start-up cost of `dsh-allow run` against a bare exec of the same program,
 // with the default workspace profile (a real Landlock ruleset on Linux).
-// Run after `bash scripts/build.sh`:  node benches/runner.mjs [rounds] [runner]
+// Run after `bash scripts/build.sh`:
+//   node benches/runner.mjs [rounds] [runner] [--against OLD-RUNNER]
 //
 // Bare and fenced runs are interleaved so drift on a shared machine hits all
-// of them; the figure is the difference of the medians.
+// of them; each figure is a difference (or ratio) of medians from the same
+// run. Besides `/bin/true` under each kind of fence, `bash -c true` run as
+// the plugin starts it (the profile by file, kept fences and the keeper that
+// holds them, in a git repository) against a bare `bash -c true`: wall time,
+// and CPU time (`perf stat -e task-clock` over the whole process tree, in a
+// second pass of alternating runs; a keeper's own CPU time is read from its
+// /proc entry and counted per call on top). With --against, the same
+// variants with another runner (e.g. the previous build), alternating with
+// this one, each with a fence cache of its own.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,12 +20,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const runner = process.argv[3] ? path.resolve(process.argv[3]) : path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
-if (!fs.existsSync(runner)) {
-  console.error(`runner bench: ${runner} missing; run scripts/build.sh first`);
-  process.exit(1);
+const args = process.argv.slice(2);
+const againstAt = args.indexOf('--against');
+const against = againstAt < 0 ? undefined : path.resolve(args.splice(againstAt, 2)[1]);
+const runner = args[1] ? path.resolve(args[1]) : path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
+for (const r of [runner, against].filter(Boolean)) {
+  if (!fs.existsSync(r)) {
+    console.error(`runner bench: ${r} missing; run scripts/build.sh first`);
+    process.exit(1);
+  }
 }
-const rounds = Number(process.argv[2] ?? 400);
+const rounds = Number(args[0] ?? 400);
 
 // A workspace outside the temp folders (the baseline opens those fully, which
 // would make the ruleset smaller than a real one).
@@ -29,11 +43,12 @@ const repo = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-repo-'));
 fs.writeFileSync(path.join(repo, 'Cargo.toml'), '[package]\nname = "x"\n');
 if (spawnSync('git', ['init', '-q', repo]).status !== 0) throw new Error('git init failed');
 // The harness's home, and in it where the plugin keeps compiled fences (a
-// protected path, as it must be).
+// protected path, as it must be) and the profiles it hands the runner.
 const harness = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-harness-'));
-const fenceCache = path.join(harness, 'dsh-allow-fence');
-fs.mkdirSync(fenceCache);
-const profile = (enforce, { workspace = ws, persistence = 'shut' } = {}) =>
+const cacheOf = (r) => path.join(harness, r === runner ? 'dsh-allow-fence' : 'dsh-allow-fence-against');
+const profilesDir = path.join(harness, 'dsh-allow-profiles');
+for (const d of [cacheOf(runner), cacheOf(against), profilesDir]) fs.mkdirSync(d, { recursive: true });
+const profile = (enforce, { workspace = ws, persistence = 'shut', cache } = {}) =>
   JSON.stringify({
     workspace,
     home,
@@ -42,39 +57,79 @@ const profile = (enforce, { workspace = ws, persistence = 'shut' } = {}) =>
     mode: 'workspace-write',
     rules: [],
     grants: [],
-    protectedFiles: [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), fenceCache],
+    protectedFiles: [path.join(harness, 'dsh-allow.json'), path.join(harness, 'dsh-allow-audit.ndjson'), profilesDir, ...(cache ? [cache] : [])],
     enforce,
     persistence,
   });
+const profileFile = (r) => {
+  const file = path.join(profilesDir, `${r === runner ? 'this' : 'against'}.json`);
+  fs.writeFileSync(file, profile('full', { workspace: repo, cache: cacheOf(r) }));
+  return file;
+};
 
 const target = ['/bin/true'];
+const bash = ['/bin/bash', '-c', 'true'];
+function variantsOf(r, tag) {
+  const c = cacheOf(r);
+  const kept = (opts) => ['--profile-json', profile('full', { ...opts, cache: c }), '--fence-cache', c];
+  return {
+    [`run, enforce off${tag}`]: [r, 'run', '--profile-json', profile('off'), '--', ...target],
+    [`run, full fence, compiled${tag}`]: [r, 'run', '--profile-json', profile('full'), '--', ...target],
+    [`run, full fence, kept${tag}`]: [r, 'run', ...kept({}), '--', ...target],
+    [`kept, repository shut${tag}`]: [r, 'run', ...kept({ workspace: repo }), '--', ...target],
+    [`kept, repository open${tag}`]: [r, 'run', ...kept({ workspace: repo, persistence: 'open' }), '--', ...target],
+    [`bash -c true, as the plugin${tag}`]: [r, 'run', '--profile-file', profileFile(r), '--fence-cache', c, '--', ...bash],
+  };
+}
 const variants = {
   bare: target,
-  'run, enforce off': [runner, 'run', '--profile-json', profile('off'), '--', ...target],
-  'run, full fence, compiled': [runner, 'run', '--profile-json', profile('full'), '--', ...target],
-  'run, full fence, kept': [runner, 'run', '--profile-json', profile('full'), '--fence-cache', fenceCache, '--', ...target],
-  'kept, repository shut': [runner, 'run', '--profile-json', profile('full', { workspace: repo }), '--fence-cache', fenceCache, '--', ...target],
-  'kept, repository open': [runner, 'run', '--profile-json', profile('full', { workspace: repo, persistence: 'open' }), '--fence-cache', fenceCache, '--', ...target],
+  'bash -c true, bare': bash,
+  ...variantsOf(runner, ''),
+  ...(against ? variantsOf(against, ' (against)') : {}),
 };
-const cwdOf = (k) => (k.includes('repository') ? repo : ws);
+const cwdOf = (k) => (k.includes('repository') || k.startsWith('bash') ? repo : ws);
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-function once(argv, cwd = ws) {
+const TICK_MS = 1000 / 100; // USER_HZ, for the keeper's /proc stat
+function once(k, argv, cwd) {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${argv[0]} exited ${r.status}`);
   return ms;
 }
+/** CPU time of one run and all it starts (ms), by perf's task clock. */
+function cpuOf(argv, cwd) {
+  const r = spawnSync('perf', ['stat', '-x', ',', '-e', 'task-clock', '--', ...argv], { cwd, encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const line = r.stderr.split('\n').find((l) => l.includes('task-clock'));
+  return line === undefined ? undefined : Number(line.split(',')[0]);
+}
+/** The keeper serving a fence cache (by its command line), and its CPU time in ms. */
+function keeperCpu(r) {
+  const want = `${r}\0keep\0${cacheOf(r)}\0`;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== want) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {}
+  }
+  return undefined;
+}
+const keeperBefore = {};
 try {
   // The kept fence is used once every folder it depends on has been still
   // for a second (the workspace was just made, and its first run makes the
   // `target/` its Cargo.toml calls for).
-  for (const [k, argv] of Object.entries(variants)) once(argv, cwdOf(k));
+  for (const [k, argv] of Object.entries(variants)) once(undefined, argv, cwdOf(k));
   await new Promise((r) => setTimeout(r, 1100));
-  for (let i = 0; i < 20; i++) for (const [k, argv] of Object.entries(variants)) once(argv, cwdOf(k)); // warm-up
-  const kept = variants['run, full fence, kept'];
-  const report = spawnSync(kept[0], [...kept.slice(1, -2), '--report-fence', ...kept.slice(-2)], { cwd: ws, encoding: 'utf8' });
+  for (let i = 0; i < 20; i++) for (const [k, argv] of Object.entries(variants)) once(undefined, argv, cwdOf(k)); // warm-up
+  const kept = variants['bash -c true, as the plugin'];
+  const report = spawnSync(kept[0], [...kept.slice(1, -4), '--report-fence', ...kept.slice(-4)], { cwd: repo, encoding: 'utf8' });
   if (!report.stderr.includes('dsh-allow fence: reused')) throw new Error(`the kept fence is not reused: ${report.stderr}`);
+  const held = report.stderr.split('\n').find((l) => l.startsWith('dsh-allow held: ')) ?? 'dsh-allow held: (no keeper in this runner)';
+  for (const r of [runner, against].filter(Boolean)) keeperBefore[r] = keeperCpu(r);
   // Each round runs the variants in a fresh random order: work a run leaves
   // behind (a fenced process frees its Landlock domain from a kernel work
   // queue) must not always land on the same neighbour.
@@ -86,17 +141,41 @@ try {
       const k = Math.floor(random() * (j + 1));
       [order[j], order[k]] = [order[k], order[j]];
     }
-    for (const k of order) samples[k].push(once(variants[k], cwdOf(k)));
+    for (const k of order) samples[k].push(once(k, variants[k], cwdOf(k)));
+  }
+  // CPU: the bash variants again, alternating, each under perf stat.
+  const cpuKeys = Object.keys(variants).filter((k) => k.startsWith('bash'));
+  const cpu = Object.fromEntries(cpuKeys.map((k) => [k, []]));
+  for (let i = 0; i < Math.min(rounds, 100); i++) {
+    for (const k of cpuKeys) {
+      const ms = cpuOf(variants[k], cwdOf(k));
+      if (ms !== undefined) cpu[k].push(ms);
+    }
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const bare = median(samples.bare);
+  console.log(`dsh-allow run start-up, ${rounds} rounds, Node ${process.version}, ${runner}${against ? ` against ${against}` : ''}, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`(${held.slice('dsh-allow '.length)})`);
+  for (const [k, xs] of Object.entries(samples)) {
+    const m = median(xs);
+    const base = k.startsWith('bash') ? median(samples['bash -c true, bare']) : bare;
+    const over = k === 'bare' || k === 'bash -c true, bare' ? '' : `  (+${(m - base).toFixed(3)} ms over bare)`;
+    const c = cpu[k]?.length ? `, CPU ${median(cpu[k]).toFixed(2)} ms` : '';
+    console.log(`${k.padEnd(40)} median ${m.toFixed(3)} ms${c}${over}`);
+  }
+  for (const [r, tag] of [[runner, ''], [against, ' (against)']].filter(([r]) => r)) {
+    const k = `bash -c true, as the plugin${tag}`;
+    // The keeper answers every variant that keeps fences (four a round).
+    const asked = Object.values(variants).filter((argv) => argv[0] === r && argv.includes('--fence-cache')).length * rounds;
+    const keeper = keeperBefore[r] === undefined ? 0 : (keeperCpu(r) - keeperBefore[r]) / asked;
+    const wall = median(samples[k]) / median(samples['bash -c true, bare']);
+    const bareCpu = median(cpu['bash -c true, bare'] ?? []);
+    const cpuRatio = median(cpu[k] ?? []) / bareCpu;
+    const withKeeper = (median(cpu[k] ?? []) + keeper) / bareCpu;
+    console.log(`bash -c true as the plugin starts it${tag}: wall ${wall.toFixed(2)}× bare, CPU ${cpuRatio.toFixed(2)}× bare (${withKeeper.toFixed(2)}× with the keeper's ${keeper.toFixed(3)} ms a call)`);
   }
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });
   fs.rmSync(harness, { recursive: true, force: true });
-}
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const bare = median(samples.bare);
-console.log(`dsh-allow run start-up, ${rounds} rounds, Node ${process.version}, ${runner}`);
-for (const [k, xs] of Object.entries(samples)) {
-  const m = median(xs);
-  console.log(`${k.padEnd(27)} median ${m.toFixed(3)} ms${k === 'bare' ? '' : `  (+${(m - bare).toFixed(3)} ms over bare)`}`);
 }

@@ -31,7 +31,7 @@ import { makeReviewer } from './review.js'
 import { Hosts } from './hosts.js'
 import { Modes, watchModes } from './modes.js'
 import { changeRecord } from './changes.js'
-import { ProfileFiles } from './profiles.js'
+import { fenceRules, ProfileFiles } from './profiles.js'
 import { sessionNotices, workspaceProblem } from './notices.js'
 import { fromProjectEnv } from './launch.js'
 import { ManagedFiles, writeDenial } from './managed.js'
@@ -155,7 +155,8 @@ export function apply(ctx, rawConfig) {
           // Deployment grants stand like stored rules (gate.js): only the call's
           // own grants answer a managed ask. (The store's frozen array, when
           // there are none, lets profiles.js know the rules by identity.)
-          rules: withDeployment(load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), config.grants), grants: once.rules, protectedFiles: protectedFiles(), enforce,
+          // Each rule goes as the fence reads it (profiles.js).
+          rules: fenceRules(withDeployment(load.error === undefined ? load.rules : (load.lastGood?.rules ?? []), config.grants)), grants: once.rules, protectedFiles: protectedFiles(), enforce,
           // The managed policy: its denials compiled in, and a profile it refuses runs nothing.
           ...(managedPolicy === undefined ? {} : { managed: managedPolicy }),
           // Folders the line makes (the decision's): made before the fence, or by the runner's supervisor.

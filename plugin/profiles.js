@@ -15,6 +15,25 @@ import { createHash, randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 
+/** A store's rules as the fence reads them, by the store's frozen array. */
+const FENCE_RULES = new WeakMap()
+
+/**
+ * The rules as the runner reads them: each one's path, recursion and
+ * access. Its id, hits and date are the ledger's and the card's; the fence
+ * never reads them, and with thousands of rules they are ~40% of what the
+ * runner would parse on every call. Same array in, same array out, so a
+ * session's profile stays the one the last call handed over.
+ */
+export function fenceRules(rules) {
+  if (!Array.isArray(rules)) return rules
+  const known = FENCE_RULES.get(rules)
+  if (known !== undefined) return known
+  const out = Object.freeze(rules.map((r) => Object.freeze({ path: r.path, recursive: r.recursive, access: r.access })))
+  if (Object.isFrozen(rules)) FENCE_RULES.set(rules, out)
+  return out
+}
+
 /** Profiles kept at once; one-shot grants make a new profile per call. */
 const KEEP = 64
 /** A file younger than this may be about to be read by a runner (of any session). */

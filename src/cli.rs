@@ -18,6 +18,9 @@ pub fn main() -> u8 {
         Some("decide") => cmd_decide(),
         Some("explain") => cmd_explain(&args[1..]),
         Some("run") => crate::runner::main(&args[1..]),
+        // The keeper of held fences, started by the runner (runner/keeper.rs).
+        #[cfg(target_os = "linux")]
+        Some("keep") if args.len() == 2 => crate::runner::keeper::serve(&args[1]),
         Some("profile") => cmd_profile(&args[1..]),
         Some("status") => cmd_status(&args[1..]),
         Some("managed") => cmd_managed(&args[1..]),

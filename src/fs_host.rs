@@ -14,11 +14,57 @@ pub struct FsHost {
     resolved: std::cell::RefCell<std::collections::BTreeMap<String, Option<String>>>,
     /// For each real path met that is not a symlink: is it a folder.
     is_dir: std::cell::RefCell<std::collections::BTreeMap<String, bool>>,
-    /// The real folders whose entries `canonical` and `kind` answers
-    /// depended on: while none of them changes, those answers stay true (the
-    /// runner keeps a compiled fence on that condition). PATH lookups are
-    /// not covered.
-    looked_in: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// Every name looked up in a real folder and what was found there:
+    /// while each would be found the same, every `canonical` and `kind`
+    /// answer stays true (the runner keeps a compiled fence on that
+    /// condition). PATH lookups are not covered.
+    looked: std::cell::RefCell<std::collections::BTreeMap<String, Looked>>,
+}
+
+/// What one lookup of a name in a real folder found, in the terms the walk
+/// acts on: two lookups that find the same lead every walk through them the
+/// same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing there, or nothing this process may see.
+    Missing,
+    Dir,
+    /// Anything else that is not followed: a file, a device, a socket, and
+    /// under `/proc` a link too (its target is the reader's own).
+    File,
+    /// A symbolic link and the text it holds.
+    Link(String),
+}
+
+/// One lookup: what was found, and for a folder or a file which one (device
+/// and inode). Lookups that found the same lead every walk the same way;
+/// the identity says whether it is still the very file something was bound
+/// to (a held fence's rules and mounts are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Looked {
+    pub found: Found,
+    pub id: Option<(u64, u64)>,
+}
+
+impl Looked {
+    /// Look `path` (a real folder and a name in it) up now, without
+    /// following a link there. `None` when the folder is not a folder (a
+    /// worktree's `.git` file): nothing can be found in it, and its turning
+    /// into one changes the lookup of the folder itself.
+    pub fn at(path: &str) -> Option<Looked> {
+        use std::os::unix::fs::MetadataExt;
+        let (found, id) = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() && !paths::within(path, "/proc") => match std::fs::read_link(path) {
+                Ok(target) => (Found::Link(target.to_string_lossy().into_owned()), None),
+                Err(_) => (Found::Missing, None),
+            },
+            Ok(m) if m.is_dir() => (Found::Dir, Some((m.dev(), m.ino()))),
+            Ok(m) => (Found::File, Some((m.dev(), m.ino()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return None,
+            Err(_) => (Found::Missing, None),
+        };
+        Some(Looked { found, id })
+    }
 }
 
 /// The kernel's limit on symlinks followed in one lookup.
@@ -32,7 +78,7 @@ impl FsHost {
             path_var: std::env::var("PATH").ok(),
             resolved: Default::default(),
             is_dir: Default::default(),
-            looked_in: Default::default(),
+            looked: Default::default(),
         }
     }
 
@@ -42,9 +88,9 @@ impl FsHost {
         FsHost { path_var: Some(path.to_string()), ..FsHost::from_env() }
     }
 
-    /// The real folders looked in so far (see `looked_in`).
-    pub fn looked_in(&self) -> Vec<String> {
-        self.looked_in.borrow().iter().cloned().collect()
+    /// Every lookup made so far, by path, with what it found (see `looked`).
+    pub fn looked(&self) -> std::collections::BTreeMap<String, Looked> {
+        self.looked.borrow().clone()
     }
 
     /// The real path of `dir/name` where `dir` is already real, following a
@@ -56,32 +102,21 @@ impl FsHost {
         if let Some(known) = self.resolved.borrow().get(&here) {
             return known.clone().ok_or(here);
         }
-        let seen = std::fs::symlink_metadata(&here);
-        // `dir` is a file (a worktree's `.git`): it has no entries to change;
-        // swapping it for a folder changes its own parent, recorded already.
-        if !matches!(&seen, Err(e) if e.kind() == std::io::ErrorKind::NotADirectory) {
-            self.looked_in.borrow_mut().insert(dir.to_string());
+        let looked = Looked::at(&here);
+        if let Some(l) = &looked {
+            self.looked.borrow_mut().insert(here.clone(), l.clone());
         }
-        let real = match seen {
-            // Links in /proc say where things are for the process reading
-            // them (this one, not the shell that will run): kept as spelled.
-            Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS && !paths::within(&here, "/proc") => {
+        let real = match looked.map_or(Found::Missing, |l| l.found) {
+            Found::Link(target) if *links < MAX_LINKS => {
                 *links += 1;
-                match std::fs::read_link(&here) {
-                    Ok(target) => {
-                        let target = target.to_string_lossy().into_owned();
-                        let base = if target.starts_with('/') { "/" } else { dir };
-                        Some(self.walk(base, &target, links))
-                    }
-                    Err(_) => None,
-                }
+                let base = if target.starts_with('/') { "/" } else { dir };
+                Some(self.walk(base, &target, links))
             }
-            Ok(m) => {
-                self.is_dir.borrow_mut().insert(here.clone(), m.is_dir());
+            Found::Missing => None,
+            other => {
+                self.is_dir.borrow_mut().insert(here.clone(), other == Found::Dir);
                 Some(here.clone())
             }
-            // Missing, not a folder, or not ours to stat: as spelled below.
-            Err(_) => None,
         };
         self.resolved.borrow_mut().insert(here.clone(), real.clone());
         real.ok_or(here)

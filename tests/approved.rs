@@ -51,7 +51,7 @@ impl World {
         }
         fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
         let runner = base.join("dsh-allow");
-        fs::copy(BIN, &runner).unwrap();
+        users::copy_runner(BIN, &runner);
         fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
         // The user must reach its world: every folder above it searchable.
         let mut up = base.parent();

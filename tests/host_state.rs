@@ -45,7 +45,7 @@ impl World {
         let runner = base.join("dsh-allow");
         // DSH_ALLOW_TEST_RUNNER: another build to try the same probes on
         // (an earlier commit's, to see each test fail without its change).
-        fs::copy(std::env::var("DSH_ALLOW_TEST_RUNNER").unwrap_or_else(|_| BIN.to_string()), &runner).unwrap();
+        users::copy_runner(&std::env::var("DSH_ALLOW_TEST_RUNNER").unwrap_or_else(|_| BIN.to_string()), &runner);
         fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
         let w = World { base, user, runner };
         w.own(&w.base);

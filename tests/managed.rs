@@ -50,7 +50,7 @@ impl World {
         fs::write(base.join("home/notes/todo.txt"), "notes\n").unwrap();
         fs::write(base.join("ws/build/x"), "x").unwrap();
         let runner = base.join("dsh-allow");
-        fs::copy(BIN, &runner).unwrap();
+        users::copy_runner(BIN, &runner);
         fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
         // The user must reach its world: every folder above it searchable.
         let mut up = base.parent();
@@ -97,14 +97,7 @@ impl World {
         let text = profile.to_string();
         let mut argv = users::become_user(self.user);
         argv.extend([runner, "run".into(), "--profile-json".into(), text, "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
-        Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(self.base.join("ws"))
-            .env("HOME", self.base.join("home"))
-            .env("PATH", PATH)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        users::output(Command::new(&argv[0]).args(&argv[1..]).current_dir(self.base.join("ws")).env("HOME", self.base.join("home")).env("PATH", PATH).stdin(Stdio::null()))
     }
 
     fn decide(&self, command: &str, rules: Value, grants: Value, managed: &Value) -> dsh_allow::api::Decision {

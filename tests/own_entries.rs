@@ -47,7 +47,7 @@ impl World {
         }
         fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
         let runner = base.join("dsh-allow");
-        fs::copy(BIN, &runner).unwrap();
+        users::copy_runner(BIN, &runner);
         fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
         let mut up = base.parent();
         while let Some(d) = up {
@@ -101,7 +101,7 @@ impl World {
         let runner = self.runner.to_string_lossy().into_owned();
         let mut argv: Vec<String> = users::become_user(self.user);
         argv.extend([runner, "run".into(), "--profile-json".into(), self.profile().to_string(), "--".into(), "/bin/bash".into(), "-c".into(), script.into()]);
-        run_output(self.command(&argv, dir))
+        users::output(&mut self.command(&argv, dir))
     }
 
     /// The same script unfenced, as the same user, in `dir`.
@@ -121,19 +121,6 @@ impl World {
             .stdin(Stdio::null());
         c
     }
-}
-
-/// Run `c` and collect its output. A copy of the runner another test
-/// thread was still writing when this one forked is busy for a moment
-/// (ETXTBSY): try again.
-fn run_output(mut c: Command) -> Output {
-    for _ in 0..50 {
-        match c.output() {
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            other => return other.unwrap(),
-        }
-    }
-    panic!("the runner stayed busy (ETXTBSY)");
 }
 
 impl Drop for World {

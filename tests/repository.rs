@@ -291,7 +291,9 @@ fn an_unprivileged_user_gets_the_surfaces_shut_in_a_user_namespace_of_its_own() 
     fs::write(&outside, "x").unwrap();
     assert!(Command::new("chown").arg("65534:65534").arg(&outside).status().unwrap().success());
     let runner = base.join("dsh-allow");
-    fs::copy(BIN, &runner).unwrap();
+    // Copied by another process: a write handle of this one would be
+    // inherited by another test thread's child and keep the copy busy.
+    assert!(Command::new("cp").arg(BIN).arg(&runner).status().unwrap().success());
     let p = |rel: &str| base.join(rel).to_string_lossy().into_owned();
     let profile = json!({ "workspace": p("ws"), "home": p("home"), "harnessHome": p("harness"), "platform": "linux", "mode": "workspace-write" });
     let out = Command::new("/usr/bin/setpriv")

@@ -48,7 +48,7 @@ impl World {
         }
         fs::write(base.join("home/.bashrc"), "# rc\n").unwrap();
         let runner = base.join("dsh-allow");
-        fs::copy(BIN, &runner).unwrap();
+        users::copy_runner(BIN, &runner);
         fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
         let w = World { base, user, runner };
         w.own();

@@ -1016,7 +1016,7 @@ impl Twins {
         }
         // A runner the user may start, wherever this build's target lies.
         let runner = base.join("dsh-allow");
-        fs::copy(BIN, &runner).unwrap();
+        users::copy_runner(BIN, &runner);
         Some(Twins { base, user, runner })
     }
 

@@ -19,8 +19,9 @@ use crate::policy::baseline::{dotenv_roots, is_dotenv};
 const MOST_LISTED: usize = 4000;
 
 /// The `.env` files at depth 0 to 2 below the system folders, outside
-/// `workspace`; `listed` gets every folder whose entries were read.
-pub fn found(workspace: &str, listed: &mut Vec<String>) -> Vec<String> {
+/// `workspace`; `listed` gets every folder whose entries were read, with
+/// the hash of those very entries (a kept fence holds while it is the same).
+pub fn found(workspace: &str, listed: &mut Vec<crate::runner::linux::Listing>) -> Vec<String> {
     let ws = paths::normalize(workspace);
     let mut out = Vec::new();
     let mut todo: Vec<(String, usize)> = dotenv_roots(Platform::Linux).iter().map(|r| (r.to_string(), 0)).collect();
@@ -31,8 +32,9 @@ pub fn found(workspace: &str, listed: &mut Vec<String>) -> Vec<String> {
             break;
         }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        listed.push(dir.clone());
+        let mut names = Vec::new();
         for e in entries.flatten() {
+            names.push((e.file_name(), e.file_type().map(|t| t.is_symlink()).unwrap_or(true)));
             let name = e.file_name();
             let name = name.to_string_lossy();
             let path = format!("{}/{name}", dir.trim_end_matches('/'));
@@ -47,6 +49,9 @@ pub fn found(workspace: &str, listed: &mut Vec<String>) -> Vec<String> {
                 todo.push((path, depth + 1));
             }
         }
+        names.sort();
+        let hash = crate::runner::kept::names_hash(Some(&names));
+        listed.push((dir, hash));
     }
     out.sort();
     out

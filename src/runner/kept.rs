@@ -1,41 +1,61 @@
 //! The runner's compiled fences, kept between calls (Linux).
 //!
-//! Compiling a fence walks about a hundred paths and is most of what the
+//! Compiling a fence walks a few hundred paths and is most of what the
 //! runner costs at start-up, yet one session asks for the same fence call
-//! after call. A compiled fence depends on the profile, on this binary and
-//! kernel, and on what the walk saw; the walk only ever looks at entries of
-//! folders, and a folder whose entries change (created, removed, renamed,
-//! swapped for a link) gets a new mtime and ctime. So a fence is kept with
-//! the identity and timestamps of every folder its compile looked in, and is
-//! used again only while all of them are unchanged.
+//! after call. A compiled fence depends on what the profile means (not on
+//! the host's pids or the call's folders, which it never reads), on this
+//! binary and kernel, and on what its walk found: each name it looked up in
+//! a folder (missing, a folder, a file, a link and its text) and the
+//! entries of each folder it listed to compile around a shut path. A fence
+//! is kept with all of those, and used again only while each would be found
+//! the same: then compiling afresh would give the very same rules, each
+//! opened again by its path when the fence goes up.
 //!
-//! Timestamps are coarse: a change in the same clock tick as an earlier one
-//! may leave them equal. A fence is therefore kept only when every folder it
-//! depends on was last changed more than a second before the compile began,
-//! so any later change shows. ctime cannot be set by a process, so a folder
-//! changed and then given its old mtime back still shows.
+//! Proving every lookup again costs one `lstat` each, so a folder vouches
+//! for the lookups in it while its identity and times are those recorded: a
+//! folder whose entries are created, removed, renamed or swapped for a link
+//! gets a new mtime and ctime. Timestamps are coarse, so a folder vouches
+//! only when it was last changed more than a second before its lookups were
+//! made; a folder changed since, or too recently, has its own lookups proven
+//! one by one instead. A file written in the workspace (the workspace's
+//! times move) therefore costs a handful of `lstat`s, not a compile.
+//! `/proc`, `/sys` and `/dev/pts` do not show changes in their times and
+//! never vouch. ctime cannot be set by a process, so a folder changed and
+//! given its old mtime back still shows.
 //!
 //! The cache folder must be one of the profile's protected paths: the fence
 //! it holds is applied without being recompiled, so whatever the fenced
 //! command may write must never reach it.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::paths;
-use crate::fence::ProfileRequest;
-use crate::fence::landlock::Rules;
+use serde::Serialize;
 
-const HEADER: &str = "dsh-allow fence 1";
+use crate::api::{Mode, Platform};
+use crate::fence::landlock::Rules;
+use crate::fence::{Enforce, ProfileRequest};
+use crate::fs_host::{Found, Looked};
+use crate::paths;
+use crate::policy::capability::Access;
+
+const HEADER: &str = "dsh-allow fence 3";
 /// Fences kept at once (one file each, by the hash of their key): sessions
 /// with one-shot grants make a new profile per call, and the folder must not
 /// grow without bound.
 const SLOTS: u64 = 64;
-/// How long before the compile a folder must have last changed (ns).
+/// How long before its lookups a folder must have last changed (ns).
 const SETTLED_NS: i128 = 1_000_000_000;
+/// Re-proving at least this many lookups (a listing counts as
+/// [`LISTING_WEIGHT`]) rewrites the entry with the folders' new times, so
+/// the next call has a stamp to trust instead.
+const REFRESH_AT: usize = 32;
+const LISTING_WEIGHT: usize = 16;
 
 /// What a folder looked like: identity and both change times.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,14 +81,30 @@ impl Seen {
         let m = std::fs::symlink_metadata(path).ok()?;
         m.is_dir().then(|| Seen::of(&m))
     }
+
+    /// Whether these times may vouch for lookups made at `at_ns`: last
+    /// changed more than a second before, in a folder that shows changes.
+    fn settled(&self, path: &str, at_ns: i128) -> bool {
+        let no_times = ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v));
+        !no_times && self.mtime_ns.max(self.ctime_ns) <= at_ns - SETTLED_NS
+    }
 }
 
-/// A kept fence: the key it was compiled for, the folders it depends on and
-/// the rules.
+/// A kept fence: the key it was compiled for, what its walk found, and the
+/// rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub key: String,
-    pub folders: BTreeMap<String, Seen>,
+    /// Names this entry's lookups as they stand: a new one whenever a file
+    /// found is another one than before (what a held fence was built from).
+    pub id: String,
+    /// Every folder a lookup or a listing was made in; `Some` where its
+    /// times vouch for those (settled when they were made).
+    pub folders: BTreeMap<String, Option<Seen>>,
+    /// Each name looked up, by path, and what was found.
+    pub found: BTreeMap<String, Looked>,
+    /// Each folder listed, with the hash of its entries ([`names_hash`]).
+    pub listed: BTreeMap<String, u64>,
     pub rules: Rules,
 }
 
@@ -76,12 +112,31 @@ pub struct Entry {
 /// line (such a fence is simply not kept).
 pub fn render(e: &Entry) -> Option<String> {
     let plain = |s: &str| !s.contains('\n') && !s.is_empty();
-    if !plain(&e.key) || !e.folders.keys().all(|p| plain(p)) || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
+    let links_plain = e.found.values().all(|l| !matches!(&l.found, Found::Link(t) if t.contains('\n')));
+    let paths_plain = e.folders.keys().chain(e.found.keys()).chain(e.listed.keys()).all(|p| plain(p));
+    let id_plain = !e.id.is_empty() && !e.id.contains(char::is_whitespace);
+    if !plain(&e.key) || !id_plain || !links_plain || !paths_plain || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
         return None;
     }
-    let mut out = format!("{HEADER}\nkey {}\nhandled {}\n", e.key, e.rules.handled);
+    let mut out = format!("{HEADER}\nkey {}\nid {}\nhandled {}\n", e.key, e.id, e.rules.handled);
     for (path, s) in &e.folders {
-        out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns));
+        match s {
+            Some(s) => out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns)),
+            None => out.push_str(&format!("unsettled {path}\n")),
+        }
+    }
+    for (path, l) in &e.found {
+        let id = l.id.map_or("-".to_string(), |(dev, ino)| format!("{dev}:{ino}"));
+        match &l.found {
+            Found::Missing => out.push_str(&format!("found - {id} {path}\n")),
+            Found::Dir => out.push_str(&format!("found d {id} {path}\n")),
+            Found::File => out.push_str(&format!("found f {id} {path}\n")),
+            // The path's length in bytes says where the link's text begins.
+            Found::Link(target) => out.push_str(&format!("link {} {path}{target}\n", path.len())),
+        }
+    }
+    for (path, hash) in &e.listed {
+        out.push_str(&format!("list {hash} {path}\n"));
     }
     for (path, access) in &e.rules.rules {
         out.push_str(&format!("rule {access} {path}\n"));
@@ -92,48 +147,211 @@ pub fn render(e: &Entry) -> Option<String> {
 
 /// Read an entry back; anything malformed or cut short is no entry.
 pub fn parse(text: &str) -> Option<Entry> {
-    let mut lines = text.split('\n');
-    if lines.next()? != HEADER {
+    let head = head(text)?;
+    let mut e = Entry {
+        key: head.key.to_string(),
+        id: head.id.to_string(),
+        folders: head.folders,
+        found: BTreeMap::new(),
+        listed: BTreeMap::new(),
+        rules: Rules { handled: head.handled, rules: Vec::new() },
+    };
+    for line in head.body.split('\n') {
+        if line == "end" {
+            return Some(e);
+        }
+        let (kind, rest) = line.split_once(' ')?;
+        match kind {
+            "found" | "link" => {
+                let (path, looked) = found_line(kind, rest)?;
+                e.found.insert(path.to_string(), looked);
+            }
+            "list" => {
+                let (hash, path) = rest.split_once(' ')?;
+                e.listed.insert(path.to_string(), hash.parse().ok()?);
+            }
+            "rule" => e.rules.rules.push(rule_line(rest)?),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// An entry's first lines: its key, name, rights and folders; `body` is
+/// the rest (lookups, listings, rules), read only when needed.
+struct Head<'t> {
+    key: &'t str,
+    id: &'t str,
+    handled: u64,
+    folders: BTreeMap<String, Option<Seen>>,
+    body: &'t str,
+}
+
+fn head(text: &str) -> Option<Head<'_>> {
+    let mut rest = text;
+    let mut line = || -> Option<&str> {
+        let (l, r) = rest.split_once('\n')?;
+        rest = r;
+        Some(l)
+    };
+    if line()? != HEADER {
         return None;
     }
-    let key = lines.next()?.strip_prefix("key ")?.to_string();
-    let handled = lines.next()?.strip_prefix("handled ")?.parse().ok()?;
+    let key = line()?.strip_prefix("key ")?;
+    let id = line()?.strip_prefix("id ")?;
+    let handled = line()?.strip_prefix("handled ")?.parse().ok()?;
     let mut folders = BTreeMap::new();
-    let mut rules = Vec::new();
-    for line in lines {
-        if line == "end" {
-            return Some(Entry { key, folders, rules: Rules { handled, rules } });
-        }
-        if let Some(rest) = line.strip_prefix("folder ") {
-            let mut f = rest.splitn(5, ' ');
+    loop {
+        let (l, r) = rest.split_once('\n')?;
+        if let Some(f) = l.strip_prefix("folder ") {
+            let mut f = f.splitn(5, ' ');
             let seen = Seen {
                 dev: f.next()?.parse().ok()?,
                 ino: f.next()?.parse().ok()?,
                 mtime_ns: f.next()?.parse().ok()?,
                 ctime_ns: f.next()?.parse().ok()?,
             };
-            folders.insert(f.next()?.to_string(), seen);
-        } else if let Some(rest) = line.strip_prefix("rule ") {
-            let (access, path) = rest.split_once(' ')?;
-            rules.push((path.to_string(), access.parse().ok()?));
+            folders.insert(f.next()?.to_string(), Some(seen));
+        } else if let Some(path) = l.strip_prefix("unsettled ") {
+            folders.insert(path.to_string(), None);
         } else {
-            return None;
+            return Some(Head { key, id, handled, folders, body: rest });
         }
+        rest = r;
     }
-    None
 }
 
-/// What a fence is compiled from besides the file system: the profile, the
-/// kernel's Landlock ABI and this very binary (a rebuilt runner compiles
-/// afresh).
-/// The binary is known by version and by file identity with its ctime
-/// (npm packs every file with one fixed mtime, and a process cannot set a
-/// ctime); `None` when that identity cannot be read (nothing is then kept).
+fn found_line<'t>(kind: &str, rest: &'t str) -> Option<(&'t str, Looked)> {
+    if kind == "link" {
+        let (len, both) = rest.split_once(' ')?;
+        let len: usize = len.parse().ok()?;
+        if !both.is_char_boundary(len) {
+            return None;
+        }
+        let (path, target) = both.split_at(len);
+        return Some((path, Looked { found: Found::Link(target.to_string()), id: None }));
+    }
+    let (what, rest) = rest.split_once(' ')?;
+    let (id, path) = rest.split_once(' ')?;
+    let found = match what {
+        "-" => Found::Missing,
+        "d" => Found::Dir,
+        "f" => Found::File,
+        _ => return None,
+    };
+    let id = match id {
+        "-" => None,
+        id => {
+            let (dev, ino) = id.split_once(':')?;
+            Some((dev.parse().ok()?, ino.parse().ok()?))
+        }
+    };
+    Some((path, Looked { found, id }))
+}
+
+fn rule_line(rest: &str) -> Option<(String, u64)> {
+    let (access, path) = rest.split_once(' ')?;
+    Some((path.to_string(), access.parse().ok()?))
+}
+
+/// The entries of a folder as compiling around a shut path reads them: each
+/// name, and whether it is a link (passed over there), by name. `None` when
+/// the folder cannot be read.
+pub fn entries(dir: &str) -> Option<Vec<(OsString, bool)>> {
+    let mut out: Vec<(OsString, bool)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| (e.file_name(), e.file_type().map(|t| t.is_symlink()).unwrap_or(true)))
+        .collect();
+    out.sort();
+    Some(out)
+}
+
+/// FNV-1a over a listing: equal for equal listings. Two listings that
+/// differ yet hash alike could only hide an entry added since (which the
+/// kept fence then does not grant), never grant one taken away: a rule is
+/// opened again by its path, and a path gone gets none.
+pub fn names_hash(entries: Option<&[(OsString, bool)]>) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    let mut eat = |b: u8| h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    let Some(entries) = entries else { return 0 };
+    eat(1);
+    for (name, link) in entries {
+        for &b in name.as_bytes() {
+            eat(b);
+        }
+        eat(0);
+        eat(*link as u8);
+    }
+    h
+}
+
+/// What a fence is compiled from, in what it means: the fields of the
+/// profile the compile reads, each rule by its path and access alone (not
+/// its id, hits or date). A field the compile reads and the key lacks would
+/// let a fence compiled without it be reused with it: every field of the
+/// profile is either here or in [`NOT_COMPILED`] (tests/fence_cache.rs).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meaning<'a> {
+    workspace: &'a str,
+    home: &'a str,
+    harness_home: &'a str,
+    platform: Platform,
+    mode: Mode,
+    enforce: Enforce,
+    rules: Vec<RuleMeaning<'a>>,
+    grants: Vec<RuleMeaning<'a>>,
+    protected_files: &'a [String],
+    managed: Option<&'a crate::policy::managed::Managed>,
+}
+
+/// The fields of the profile the compile never reads (the runner uses them
+/// around the fence): the host's pids and ports, the call's folders and
+/// kept files, and whether persistence is shut (the held fence's name says).
+pub const NOT_COMPILED: &[&str] = &["hostPids", "hostPorts", "folders", "kept", "persistence"];
+
+#[derive(Serialize)]
+struct RuleMeaning<'a>(&'a str, bool, &'a Access);
+
+impl<'a> RuleMeaning<'a> {
+    fn of(r: &'a crate::policy::rules::Rule) -> RuleMeaning<'a> {
+        RuleMeaning(&r.path, r.recursive, &r.access)
+    }
+}
+
+/// The key of a fence: what the profile means (the compile reads nothing
+/// else of it), the kernel's Landlock ABI and this very binary (a rebuilt
+/// runner compiles afresh). The binary is known by version and by file
+/// identity with its ctime (npm packs every file with one fixed mtime, and
+/// a process cannot set a ctime); `None` when that identity cannot be read
+/// (nothing is then kept).
 pub fn key(req: &ProfileRequest, abi: u32) -> Option<String> {
+    let exe = this_binary()?;
+    Some(format!("version={} abi={abi} exe={exe} {}", env!("CARGO_PKG_VERSION"), meaning(req)))
+}
+
+/// What `req` means to the compile, as JSON text (the key's last part).
+pub fn meaning(req: &ProfileRequest) -> String {
+    let meaning = Meaning {
+        workspace: &req.workspace,
+        home: &req.home,
+        harness_home: &req.harness_home,
+        platform: req.platform,
+        mode: req.mode,
+        enforce: req.enforce,
+        rules: req.rules.iter().map(RuleMeaning::of).collect(),
+        grants: req.grants.iter().map(RuleMeaning::of).collect(),
+        protected_files: &req.protected_files,
+        managed: req.managed.as_ref(),
+    };
+    serde_json::to_string(&meaning).expect("a profile serializes")
+}
+
+/// This very binary: device, inode, times and size of `/proc/self/exe`.
+pub fn this_binary() -> Option<String> {
     let m = std::fs::metadata("/proc/self/exe").ok()?;
-    let exe = format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size());
-    let profile = serde_json::to_string(req).expect("a profile serializes");
-    Some(format!("version={} abi={abi} exe={exe} {profile}", env!("CARGO_PKG_VERSION")))
+    Some(format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()))
 }
 
 /// Whether a compiled fence was kept, and why not (for `--report-fence`).
@@ -143,8 +361,78 @@ pub enum Outcome {
     NotKept(String),
 }
 
+/// What the compile found, to keep beside its rules.
+pub struct Walk {
+    pub found: BTreeMap<String, Looked>,
+    pub listed: Vec<(String, u64)>,
+}
+
+/// A kept fence found to hold: the entry's text as it stands now (every
+/// file it names is the one found), read further only when needed.
+pub struct Reused {
+    text: String,
+    /// The entry's name (a held fence built from it is found by it).
+    pub id: String,
+    /// The file it is kept in (the keeper reads its rules from there).
+    pub slot: PathBuf,
+}
+
+impl Reused {
+    fn of(text: String, slot: PathBuf) -> Option<Reused> {
+        let id = head(&text)?.id.to_string();
+        Some(Reused { text, id, slot })
+    }
+
+    /// The entry kept in `slot`, as [`Cache::reuse`] would read it (ours,
+    /// whole), without proving anything: for the keeper, which uses it
+    /// only for the name the call proved.
+    pub fn at(slot: &Path) -> Option<Reused> {
+        Reused::of(read_slot(slot)?, slot.to_path_buf())
+    }
+
+    /// The rules (`None`: the entry is damaged past its head).
+    pub fn rules(&self) -> Option<Rules> {
+        let head = head(&self.text)?;
+        let mut rules = Vec::new();
+        for line in head.body.lines() {
+            if let Some(rest) = line.strip_prefix("rule ") {
+                rules.push(rule_line(rest)?);
+            }
+        }
+        Some(Rules { handled: head.handled, rules })
+    }
+
+    /// The file each looked-up path was, where it was a folder or a file.
+    pub fn ids(&self) -> BTreeMap<String, (u64, u64)> {
+        let Some(head) = head(&self.text) else { return BTreeMap::new() };
+        head.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("found ").and_then(|rest| found_line("found", rest)))
+            .filter_map(|(path, l)| Some((path.to_string(), l.id?)))
+            .collect()
+    }
+}
+
+/// A new name for an entry: 128 random bits, so that no two entries ever
+/// share one (a held fence is found by it).
+fn new_id() -> String {
+    let mut b = [0u8; 16];
+    // SAFETY: a buffer of the length passed.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        // No randomness: the time and this process stand in, still unique here.
+        let t = now_ns().unwrap_or(0) as u128 ^ ((std::process::id() as u128) << 64);
+        b = t.to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 pub struct Cache {
     dir: PathBuf,
+}
+
+fn now_ns() -> Option<i128> {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_nanos() as i128)
 }
 
 impl Cache {
@@ -164,75 +452,92 @@ impl Cache {
     }
 
     fn slot(&self, key: &str) -> PathBuf {
-        // FNV-1a: stable across builds and platforms, and enough to spread keys.
+        // FNV-1a: stable across builds and platforms, and enough to spread
+        // keys. Over the key's length and its two ends only: thousands of
+        // rules make it large, and two keys in one slot only take turns
+        // (the whole key is compared when an entry is read).
         let mut h: u64 = 0xcbf29ce484222325;
-        for b in key.bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+        let b = key.as_bytes();
+        let ends = if b.len() <= 8192 { [b, &b[..0]] } else { [&b[..4096], &b[b.len() - 4096..]] };
+        for byte in b.len().to_le_bytes().iter().chain(ends[0]).chain(ends[1]) {
+            h = (h ^ *byte as u64).wrapping_mul(0x100000001b3);
         }
         self.dir.join(format!("fence-{:02}", h % SLOTS))
     }
 
-    /// The fence kept for `key`, if every folder it depends on is unchanged.
-    pub fn reuse(&self, key: &str) -> Option<Rules> {
-        // No symlink anywhere on the way: the profile protects the folder
-        // by its real path, so a link in the spelling could lead elsewhere.
-        let mut f = std::fs::File::from(open_no_symlinks(&self.slot(key)).ok()?);
-        let m = f.metadata().ok()?;
-        // Ours alone: owned by us and written by nobody else.
-        // SAFETY: geteuid has no preconditions.
-        if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
-            return None;
-        }
-        // Plain reads into room for the whole file (read_to_string would
-        // ask for the size and position first: two more system calls).
-        let mut buf = vec![0u8; m.len() as usize + 1];
-        let mut n = 0;
-        loop {
-            match f.read(&mut buf[n..]).ok()? {
-                0 => break,
-                k => n += k,
-            }
-            if n == buf.len() {
-                return None;
-            }
-        }
-        let e = parse(std::str::from_utf8(&buf[..n]).ok()?)?;
+    /// The fence kept for `key`, if everything its walk found would be
+    /// found the same now.
+    pub fn reuse(&self, key: &str) -> Option<Reused> {
+        let text = self.read(key)?;
+        let began = now_ns()?;
+        let h = head(&text)?;
         // Every walk looks in `/`: an entry without it was not written by a
         // compile, and would never go stale.
-        if e.key != key || !e.folders.contains_key("/") {
+        if h.key != key || !h.folders.contains_key("/") {
             return None;
         }
-        e.folders.iter().all(|(path, seen)| Seen::now(path).as_ref() == Some(seen)).then_some(e.rules)
+        let doubted: Vec<(&String, Option<Seen>)> =
+            h.folders.iter().map(|(f, vouched)| (f, vouched, Seen::now(f))).filter(|(_, vouched, seen)| vouched.is_none() || seen != *vouched).map(|(f, _, seen)| (f, seen)).collect();
+        if doubted.is_empty() {
+            return Reused::of(text, self.slot(key));
+        }
+        // Some folder does not vouch: what was found there is proven again.
+        let mut e = parse(&text)?;
+        let found = e.found.clone();
+        let names: std::collections::BTreeSet<&str> = doubted.iter().map(|(f, _)| f.as_str()).collect();
+        let proven = prove(&mut e, &names)?;
+        let mut settled_since = false;
+        for (folder, seen) in &doubted {
+            let now = seen.clone().filter(|s| s.settled(folder, began));
+            // Unsettled when kept, and still since: a compile right after a change.
+            settled_since |= now.is_some() && (proven >= REFRESH_AT || h.folders.get(*folder) == Some(&None));
+            e.folders.insert(folder.to_string(), now);
+        }
+        // Another file where one was found (the same kind: the rules hold):
+        // the entry names the files as they are now, under a new name.
+        let moved = e.found != found;
+        if moved {
+            e.id = new_id();
+        }
+        // Or lookups proven one by one in folders that have settled since
+        // (many of them, or none vouched when kept): their times vouch from
+        // now on.
+        if moved || settled_since {
+            let text = render(&e)?;
+            let _ = self.write(&self.slot(key), &text);
+            return Reused::of(text, self.slot(key));
+        }
+        Reused::of(text, self.slot(key))
     }
 
-    /// Keep a fence compiled from `key` after looking in `folders`, the
-    /// compile having begun at `began`.
-    pub fn keep(&self, key: &str, rules: &Rules, folders: &[String], began: SystemTime) -> Outcome {
+    /// The text in `key`'s slot, if it is ours and whole.
+    fn read(&self, key: &str) -> Option<String> {
+        read_slot(&self.slot(key))
+    }
+
+    /// Keep a fence compiled from `key`, its walk having found `walk`, the
+    /// compile having begun at `began`. The entry kept is returned with it.
+    pub fn keep(&self, key: &str, rules: &Rules, walk: Walk, began: SystemTime) -> (Outcome, Option<Reused>) {
         let began_ns = match began.duration_since(SystemTime::UNIX_EPOCH) {
             Ok(d) => d.as_nanos() as i128,
-            Err(_) => return Outcome::NotKept("the clock is before 1970".into()),
+            Err(_) => return (Outcome::NotKept("the clock is before 1970".into()), None),
         };
-        let mut seen = BTreeMap::new();
-        for path in folders {
-            // These change entries without changing their folders' times.
-            if ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v)) {
-                return Outcome::NotKept(format!("{path} does not show changes in its times"));
-            }
-            let Some(s) = Seen::now(path) else {
-                return Outcome::NotKept(format!("{path} is no longer a folder"));
-            };
-            if s.mtime_ns.max(s.ctime_ns) > began_ns - SETTLED_NS {
-                return Outcome::NotKept(format!("{path} changed less than a second before the compile"));
-            }
-            seen.insert(path.clone(), s);
+        let listed: BTreeMap<String, u64> = walk.listed.into_iter().collect();
+        let mut folders = BTreeMap::new();
+        folders.insert("/".to_string(), None);
+        for folder in walk.found.keys().map(|p| paths::parent(p)).chain(listed.keys().map(|p| p.as_str())) {
+            folders.insert(folder.to_string(), None);
         }
-        let entry = Entry { key: key.to_string(), folders: seen, rules: rules.clone() };
+        for (folder, vouched) in folders.iter_mut() {
+            *vouched = Seen::now(folder).filter(|s| s.settled(folder, began_ns));
+        }
+        let entry = Entry { key: key.to_string(), id: new_id(), folders, found: walk.found, listed, rules: rules.clone() };
         let Some(text) = render(&entry) else {
-            return Outcome::NotKept("a path holds a line break".into());
+            return (Outcome::NotKept("a path holds a line break".into()), None);
         };
         match self.write(&self.slot(key), &text) {
-            Ok(()) => Outcome::Kept,
-            Err(e) => Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())),
+            Ok(()) => (Outcome::Kept, Reused::of(text, self.slot(key))),
+            Err(e) => (Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())), None),
         }
     }
 
@@ -257,11 +562,71 @@ impl Cache {
     }
 }
 
+/// Prove what the walk found in the `doubted` folders against the file
+/// system now: each name it looked up there, and their entries where it
+/// listed them. The number of lookups made (a listing weighs more), or
+/// `None` at the first that finds something else. A lookup that finds the
+/// same kind of thing but another file is recorded in `e` as found now.
+fn prove(e: &mut Entry, doubted: &std::collections::BTreeSet<&str>) -> Option<usize> {
+    let mut made = 0;
+    for (path, looked) in e.found.iter_mut() {
+        if path == "/" || !doubted.contains(paths::parent(path)) {
+            continue;
+        }
+        made += 1;
+        // A lookup in what is no longer a folder finds nothing (`None`);
+        // what the walk records there was found in a folder.
+        let now = Looked::at(path)?;
+        if now.found != looked.found {
+            return None;
+        }
+        *looked = now;
+    }
+    for folder in doubted {
+        if let Some(&hash) = e.listed.get(*folder) {
+            made += LISTING_WEIGHT;
+            if names_hash(entries(folder).as_deref()) != hash {
+                return None;
+            }
+        }
+    }
+    Some(made)
+}
+
+/// The text of a kept entry, if it is ours and whole.
+fn read_slot(slot: &Path) -> Option<String> {
+    // No symlink anywhere on the way: the profile protects the folder by
+    // its real path, so a link in the spelling could lead elsewhere.
+    let mut f = std::fs::File::from(open_no_symlinks(slot).ok()?);
+    let m = f.metadata().ok()?;
+    // Ours alone: owned by us and written by nobody else.
+    // SAFETY: geteuid has no preconditions.
+    if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
+        return None;
+    }
+    // Plain reads into room for the whole file (read_to_string would ask
+    // for the size and position first: two more system calls).
+    let mut buf = vec![0u8; m.len() as usize + 1];
+    let mut n = 0;
+    loop {
+        match f.read(&mut buf[n..]).ok()? {
+            0 => break,
+            k => n += k,
+        }
+        if n == buf.len() {
+            return None;
+        }
+    }
+    buf.truncate(n);
+    let text = String::from_utf8(buf).ok()?;
+    // Whole: written at once and renamed into place, it ends so.
+    text.ends_with("\nend\n").then_some(text)
+}
+
 /// Open `path` read-only with no symlink followed on the way (openat2
 /// `RESOLVE_NO_SYMLINKS`; where openat2 is filtered out, nothing is opened).
 fn open_no_symlinks(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     // SAFETY: open_how is plain integers; all-zero is its empty value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };

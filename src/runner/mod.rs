@@ -23,7 +23,11 @@ pub mod hand;
 #[cfg(target_os = "linux")]
 pub mod init;
 #[cfg(target_os = "linux")]
+pub mod held;
+#[cfg(target_os = "linux")]
 pub mod hosts;
+#[cfg(target_os = "linux")]
+pub mod keeper;
 #[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
@@ -114,77 +118,7 @@ pub fn main(args: &[String]) -> u8 {
     #[cfg(target_os = "linux")]
     {
         if req.fences() {
-            let cache = match option(opts, "--fence-cache").map(|d| crate::runner::kept::Cache::new(&d, &req)).transpose() {
-                Ok(c) => c,
-                Err(e) => return fail(EXIT_FAILED, &e),
-            };
-            let abi = landlock_abi();
-            if abi == 0 {
-                return fail(EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run");
-            }
-            let (rules, how) = match fence(&req, abi, cache.as_ref()) {
-                Ok(r) => r,
-                Err(e) => return fail(EXIT_FAILED, &e),
-            };
-            // A `.env` the call makes where there was none is taken back
-            // when it ends (launch_files.rs).
-            let (_, launch_missing) = launch_files::surfaces(&req);
-            // SAFETY: getuid has no preconditions.
-            let uid = unsafe { libc::getuid() };
-            let judge = sockets::Judge { hosts: hosts::Hosts::new(&host_pids(&req), uid), socket_roots: req.socket_roots(), tree: None };
-            let names = judge.clone();
-            // The host's temp folders, listed once for the supervisor and the child.
-            let host_folders = host_temp::folders();
-            // Code caches made empty to be shut, taken away after if still empty.
-            let caches = code_caches::prepare(&req);
-            let caches_made = caches.made.clone();
-            let files = files_of(&req, &rules, made, &host_folders);
-            // Only a workspace-write session changes files: in any other
-            // nothing is made or removed, and nothing is watched.
-            let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
-            let report = opts.iter().any(|o| o == "--report-fence");
-            // The child makes the mounts and applies Landlock: the supervisor
-            // stays outside the namespaces it enters (from inside a user
-            // namespace the host's descriptors could not be read).
-            let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
-                // Before Landlock: once it applies, no mount may change.
-                let (shut, metadata, pids) = mount_fences(&req, &rules, &host_folders, &caches.shut).map_err(|e| (EXIT_FAILED, format!("{e}; nothing was run")))?;
-                // The process namespace's init, which mounts its /proc.
-                let processes = between(pids)?;
-                linux::apply(&rules, abi)?;
-                let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
-                Ok(if report {
-                    vec![
-                        format!("dsh-allow fence: {how}"),
-                        format!("dsh-allow persistence: {shut}"),
-                        format!("dsh-allow metadata: {metadata}"),
-                        format!("dsh-allow signals: {signals}"),
-                        format!("dsh-allow processes: {processes}"),
-                    ]
-                } else {
-                    Vec::new()
-                })
-            };
-            let relay = match isolate::Relay::for_terminals() {
-                Ok(r) => r,
-                Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
-            };
-            let child = supervise::Child {
-                argv,
-                own_session: isolate::has_terminal(),
-                relay,
-                fence: Box::new(fence),
-                files: watch_files,
-                hand: None,
-                status: -1,
-                granted: Box::new(move |p| names.names_socket(p)),
-                report,
-                settle: Box::new(move || {
-                    launch_files::settle(&launch_missing);
-                    code_caches::settle(&caches_made);
-                }),
-            };
-            return supervise::run(child, judge, files);
+            return run_fenced(req, argv, opts, made);
         }
         exec(argv)
     }
@@ -193,6 +127,95 @@ pub fn main(args: &[String]) -> u8 {
         let _ = (req, argv);
         fail(EXIT_UNAVAILABLE, "Landlock exists only on Linux; on macOS the plugin runs sandbox-exec with the SBPL profile")
     }
+}
+
+/// Compile or reuse the fence, put it up in the child, and run the
+/// command under the supervisor (Linux, a profile that fences).
+#[cfg(target_os = "linux")]
+fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::Own) -> u8 {
+    let cache_dir = option(opts, "--fence-cache");
+    let cache = match cache_dir.as_deref().map(|d| crate::runner::kept::Cache::new(d, &req)).transpose() {
+        Ok(c) => c,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    let abi = landlock_abi();
+    if abi == 0 {
+        return fail(EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run");
+    }
+    let (rules, how, entry) = match fence(&req, abi, cache.as_ref()) {
+        Ok(r) => r,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    // The supervisor reads the rules too (rights.rs). A kept entry
+    // damaged past its first lines is compiled afresh.
+    let rules = match rules.or_else(|| entry.as_ref()?.rules()) {
+        Some(r) => r,
+        None => match fence(&req, abi, None) {
+            Ok((Some(r), _, _)) => r,
+            Ok(_) => return fail(EXIT_FAILED, "no fence could be compiled; nothing was run"),
+            Err(e) => return fail(EXIT_FAILED, &e),
+        },
+    };
+    // What the keeper holds is asked for here, outside every namespace.
+    let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
+    let mut plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)));
+    let mut hosts = host_pids(&req);
+    hosts.extend(plan.keeper);
+    // A `.env` the call makes where there was none is taken back
+    // when it ends (launch_files.rs).
+    let (launch_present, launch_missing) = launch_files::surfaces(&req);
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let judge = sockets::Judge { hosts: hosts::Hosts::new(&hosts, uid), socket_roots: req.socket_roots(), tree: None };
+    let names = judge.clone();
+    // The host's temp folders, listed once for the supervisor and the child.
+    let host_folders = host_temp::folders();
+    // Code caches made empty to be shut, taken away after if still empty.
+    let caches = code_caches::prepare(&req);
+    let caches_made = caches.made.clone();
+    let files = files_of(&req, &rules, made, &host_folders);
+    // Mounted by every call after any held namespace is joined: they
+    // change between calls, so no keeper holds them.
+    plan.per_call = held::PerCall { launch: launch_present, caches: caches.shut, host_folders };
+    // Only a workspace-write session changes files: in any other
+    // nothing is made or removed, and nothing is watched.
+    let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
+    let report = opts.iter().any(|o| o == "--report-fence");
+    // The child makes the mounts and applies Landlock: the supervisor
+    // stays outside the namespaces it enters (from inside a user
+    // namespace the host's descriptors could not be read).
+    let fence = move |between: &mut supervise::Between| -> Result<Vec<String>, (u8, String)> {
+        let lines = held::put_up(&req, &rules, abi, plan, between)?;
+        let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
+        Ok(if report {
+            let mut out = vec![format!("dsh-allow fence: {how}")];
+            out.extend(lines);
+            out.push(format!("dsh-allow signals: {signals}"));
+            out
+        } else {
+            Vec::new()
+        })
+    };
+    let relay = match isolate::Relay::for_terminals() {
+        Ok(r) => r,
+        Err(e) => return fail(EXIT_FAILED, &format!("{e}; nothing was run")),
+    };
+    let child = supervise::Child {
+        argv,
+        own_session: isolate::has_terminal(),
+        relay,
+        fence: Box::new(fence),
+        files: watch_files,
+        hand: None,
+        status: -1,
+        granted: Box::new(move |p| names.names_socket(p)),
+        report,
+        settle: Box::new(move || {
+            launch_files::settle(&launch_missing);
+            code_caches::settle(&caches_made);
+        }),
+    };
+    supervise::run(child, judge, files)
 }
 
 /// What the supervisor knows of the call's files before it starts: the
@@ -234,12 +257,13 @@ fn host_pids(req: &ProfileRequest) -> Vec<i32> {
 /// was compiled from has changed, else compiled now (and kept when it can
 /// be). The second value says which, for `--report-fence`.
 #[cfg(target_os = "linux")]
-fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(linux::Rules, String), String> {
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(Option<linux::Rules>, String, Option<kept::Reused>), String> {
     use crate::runner::kept::{key, Outcome};
     let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
-        if let Some(rules) = cache.reuse(key) {
-            return Ok((rules, "reused".into()));
+        // Its rules are read only if the keeper does not hold it.
+        if let Some(reused) = cache.reuse(key) {
+            return Ok((None, "reused".into(), Some(reused)));
         }
     }
     let began = std::time::SystemTime::now();
@@ -247,58 +271,16 @@ fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cac
     let mut listed = Vec::new();
     let dotenv = dotenv::found(&req.workspace, &mut listed);
     let plan = fence::compile_with(req, &host, &dotenv);
-    let mut looked_in = host.looked_in();
-    looked_in.extend(listed);
-    let rules = linux::ruleset(&plan, abi, &host, &mut looked_in)?;
-    looked_in.extend(host.looked_in());
-    looked_in.sort();
-    looked_in.dedup();
-    let how = match (cache, &key) {
-        (Some(cache), Some(key)) => match cache.keep(key, &rules, &looked_in, began) {
-            Outcome::Kept => "compiled, kept".to_string(),
-            Outcome::NotKept(why) => format!("compiled, not kept: {why}"),
+    let rules = linux::ruleset(&plan, abi, &host, &mut listed)?;
+    let (how, entry) = match (cache, &key) {
+        (Some(cache), Some(key)) => match cache.keep(key, &rules, crate::runner::kept::Walk { found: host.looked(), listed }, began) {
+            (Outcome::Kept, entry) => ("compiled, kept".to_string(), entry),
+            (Outcome::NotKept(why), _) => (format!("compiled, not kept: {why}"), None),
         },
-        (Some(_), None) => "compiled, not kept: this runner's own file cannot be identified".to_string(),
-        _ => "compiled".to_string(),
+        (Some(_), None) => ("compiled, not kept: this runner's own file cannot be identified".to_string(), None),
+        _ => ("compiled".to_string(), None),
     };
-    Ok((rules, how))
-}
-
-/// The runner's mount namespace: the tree read-only outside the writable
-/// roots ([`readonly`]), then the repository's persistence surfaces
-/// ([`persistence`]). Says, for `--report-fence`, what each did.
-#[cfg(target_os = "linux")]
-fn mount_fences(req: &ProfileRequest, rules: &linux::Rules, host_folders: &[String], caches: &[String]) -> Result<(String, String, Result<(), String>), String> {
-    use crate::runner::{code_caches, host_temp, launch_files, persistence, readonly};
-    if req.persistence != crate::api::Persistence::Shut {
-        return Ok(("open (the profile asks not to shut them)".into(), "open (the profile asks for no mount namespace)".into(), Err("the profile asks for no namespaces".into())));
-    }
-    let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
-    let surfaces = persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace));
-    persistence::enter_namespace()?;
-    // Its own processes only (init.rs); where the kernel refuses, the
-    // call runs as before, seeing the user's other processes.
-    let pids = persistence::enter_process_namespace();
-    let metadata = match readonly::fence_tree(&readonly::writable_roots(rules))? {
-        Some(n) => format!("fenced ({n} writable roots)"),
-        None => format!("open ({})", readonly::NO_SETATTR),
-    };
-    persistence::shut(&surfaces)?;
-    launch_files::shut(&launch_files::surfaces(req).0)?;
-    code_caches::shut(caches)?;
-    let covered = host_temp::hide(host_folders)?;
-    // Other terminals' devices are the user's shells: a fresh instance of
-    // /dev/pts shows the call only the terminals it opens itself.
-    if let Err(e) = persistence::private_terminals() {
-        eprintln!("{PREFIX}note: other terminals stay visible: {e}");
-    }
-    // The working directory still leads into the mount it was opened on,
-    // now read-only: reach it again through the roots put back.
-    if let Some(dir) = here {
-        let _ = std::env::set_current_dir(dir);
-    }
-    let named: Vec<String> = surfaces.iter().map(|s| s.strip_prefix(&format!("{}/", req.workspace)).unwrap_or(s).to_string()).collect();
-    Ok((format!("shut ({} surfaces: {}); the host's temp folders covered: {covered}", surfaces.len(), named.join(", ")), metadata, pids))
+    Ok((Some(rules), how, entry))
 }
 
 fn option(opts: &[String], name: &str) -> Option<String> {
@@ -501,7 +483,7 @@ pub mod linux {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::path::Path;
 
-    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetStatus, Scope};
+    use landlock::{AccessFs, BitFlags, Ruleset, RulesetAttr, Scope};
 
     use super::{EXIT_FAILED, EXIT_UNAVAILABLE};
     pub use crate::fence::landlock::Rules;
@@ -555,6 +537,10 @@ pub mod linux {
         f
     }
 
+    /// A folder whose entries were listed, with the hash of what was listed
+    /// ([`super::kept::names_hash`]): a kept fence holds while it is the same.
+    pub type Listing = (String, u64);
+
     /// The (path, capabilities) rules a plan becomes once shut paths are
     /// compiled around: a granted folder holding a shut path is replaced by
     /// its other entries, down to the shut path's parent.
@@ -566,13 +552,13 @@ pub mod linux {
     /// `lists` those of them a read grant was compiled around: they keep
     /// their listing (`READ_DIR`), so `ls /etc` still works when
     /// `/etc/shadow` is shut, while the shut entry's contents stay closed.
-    fn expand_listing(plan: &FencePlan, listed: &mut Vec<String>, lists: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
+    fn expand_listing(plan: &FencePlan, listed: &mut Vec<Listing>, lists: &mut Vec<String>) -> Result<Vec<(String, Vec<Capability>)>, String> {
         let mut out = Vec::new();
         for g in &plan.grants {
             let before = listed.len();
             around(&g.path, &g.except, &g.access, &mut out, listed)?;
             if g.access.contains(&Capability::Read) {
-                lists.extend(listed[before..].iter().cloned());
+                lists.extend(listed[before..].iter().map(|(d, _)| d.clone()));
             }
             if out.len() > MAX_RULES {
                 return Err(format!("compiling around shut paths made more than {MAX_RULES} rules"));
@@ -586,22 +572,22 @@ pub mod linux {
         except: &[String],
         caps: &[Capability],
         out: &mut Vec<(String, Vec<Capability>)>,
-        listed: &mut Vec<String>,
+        listed: &mut Vec<Listing>,
     ) -> Result<(), String> {
         if except.is_empty() {
             out.push((root.to_string(), caps.to_vec()));
             return Ok(());
         }
-        listed.push(root.to_string());
-        let Ok(entries) = std::fs::read_dir(root) else { return Ok(()) };
-        for entry in entries.flatten() {
-            let child = Path::new(root).join(entry.file_name()).to_string_lossy().into_owned();
+        let entries = super::kept::entries(root);
+        listed.push((root.to_string(), super::kept::names_hash(entries.as_deref())));
+        for (name, link) in entries.unwrap_or_default() {
+            let child = Path::new(root).join(name).to_string_lossy().into_owned();
             if except.iter().any(|x| x == &child) {
                 continue;
             }
             // A symlink here would open its target under this grant: the
             // target is judged by its own path instead.
-            if entry.file_type().map(|t| t.is_symlink()).unwrap_or(true) {
+            if link {
                 continue;
             }
             let inside: Vec<String> = except.iter().filter(|x| crate::paths::within(x, &child)).cloned().collect();
@@ -657,7 +643,7 @@ pub mod linux {
     /// file carries only a file's rights, and a path that is not there gets
     /// none. `listed` gets every folder whose entries were read to compile
     /// around shut paths.
-    pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<String>) -> Result<Rules, String> {
+    pub fn ruleset(plan: &FencePlan, abi: u32, host: &dyn Host, listed: &mut Vec<Listing>) -> Result<Rules, String> {
         let handled = flags(&plan.handled, abi, true, false);
         let file_rights = flags(&Capability::ALL, abi, true, true);
         let mut lists = Vec::new();
@@ -724,13 +710,21 @@ pub mod linux {
     }
     const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 
-    /// Set no_new_privs and restrict this process (and all it starts) to
-    /// the ruleset. The crate creates and enforces the ruleset; rules are
-    /// added with the system call itself, since [`ruleset`] already fitted
-    /// each rule's rights to what is at its path (the crate would `fstat`
-    /// every rule again to do that, a third of what applying costs).
-    pub fn apply(set: &Rules, abi: u32) -> Result<(), (u8, String)> {
-        let handled = BitFlags::<AccessFs>::from_bits_truncate(set.handled);
+    /// Shown each path with the descriptor opened on it: whether it is the
+    /// very file the caller expects there.
+    pub type SameFile<'a> = &'a dyn Fn(&str, &OwnedFd) -> bool;
+
+    /// A ruleset built for a fence, and whether every rule was added on the
+    /// very file the caller expected at its path (see [`build`]).
+    pub struct Built {
+        pub ruleset: OwnedFd,
+        pub same: bool,
+    }
+
+    /// A new Landlock ruleset handling `handled` (bits of `AccessFs`), with
+    /// the scopes this kernel has.
+    pub fn create(handled: u64, abi: u32) -> Result<OwnedFd, (u8, String)> {
+        let handled = BitFlags::<AccessFs>::from_bits_truncate(handled);
         // ABI 6: abstract unix sockets and signals reach only this call's
         // own processes (a signal to the host, SIGUSR1 opening Node's
         // inspector, or to any process outside, is refused).
@@ -740,57 +734,92 @@ pub mod linux {
             .and_then(|r| if abi >= 6 { r.scope(Scope::AbstractUnixSocket | Scope::Signal) } else { Ok(r) })
             .and_then(|r| r.create())
             .map_err(|e| (EXIT_FAILED, format!("cannot create the Landlock ruleset: {e}; nothing was run")))?;
-        let ruleset_fd: Option<OwnedFd> = created
-            .try_clone()
-            .map_err(|e| (EXIT_FAILED, format!("cannot use the Landlock ruleset: {e}; nothing was run")))?
-            .into();
-        let Some(ruleset_fd) = ruleset_fd else {
-            return Err((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()));
-        };
+        let ruleset_fd: Option<OwnedFd> = created.into();
+        ruleset_fd.ok_or((EXIT_UNAVAILABLE, "the kernel did not create a Landlock ruleset; nothing was run".into()))
+    }
+
+    /// Add the rule `access` beneath the file open at `fd`. Rules are added
+    /// with the system call itself, since [`ruleset`] already fitted each
+    /// rule's rights to what is at its path (the crate would `fstat` every
+    /// rule again to do that, a third of what applying costs).
+    pub fn add(ruleset: &OwnedFd, fd: &OwnedFd, access: u64, handled: u64, path: &str) -> Result<(), (u8, String)> {
+        let attr = PathBeneathAttr { allowed_access: access & handled, parent_fd: fd.as_raw_fd() };
+        // SAFETY: a ruleset descriptor, a rule type the kernel knows and a
+        // pointer to its attribute struct, live for the call.
+        let r = unsafe { libc::syscall(libc::SYS_landlock_add_rule, ruleset.as_raw_fd(), LANDLOCK_RULE_PATH_BENEATH, &attr as *const PathBeneathAttr, 0u32) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err((EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")));
+        }
+        Ok(())
+    }
+
+    /// Open a rule's path for its rule: `None` when it is gone, is a link
+    /// now or is not ours to reach (it simply gets no rule); any other
+    /// failure (out of descriptors, a filter refusing the call) is not
+    /// taken for that.
+    pub fn open_rule(path: &str) -> Result<Option<OwnedFd>, (u8, String)> {
+        match open_real(path) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => Ok(None),
+            Err(e) => Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
+        }
+    }
+
+    /// The Landlock ruleset of the rules of `set` that `wanted` picks. With
+    /// `same_file`, each rule's descriptor is also shown to it, and `same`
+    /// says whether it held for all.
+    pub fn build(set: &Rules, abi: u32, wanted: &dyn Fn(&str) -> bool, same_file: Option<SameFile>) -> Result<Built, (u8, String)> {
+        let ruleset = create(set.handled, abi)?;
+        let same = add_rules(&ruleset, set, wanted, same_file)?;
+        Ok(Built { ruleset, same })
+    }
+
+    /// Add the rules of `set` that `wanted` picks to `ruleset`, each opened
+    /// by its path now; whether each was the file `same_file` expects.
+    pub fn add_rules(ruleset: &OwnedFd, set: &Rules, wanted: &dyn Fn(&str) -> bool, same_file: Option<SameFile>) -> Result<bool, (u8, String)> {
+        let mut same = true;
         // Descriptors opened for rules close at exec (O_CLOEXEC): closing
         // them one by one first only costs system calls.
         let mut kept: Vec<OwnedFd> = Vec::new();
-        for (path, access) in &set.rules {
-            // A path that is gone, is a link now, or is not ours to reach
-            // simply gets no rule; any other failure (out of descriptors, a
-            // filter refusing the call) is not taken for that.
-            let fd = match open_real(path) {
-                Ok(fd) => fd,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => continue,
-                Err(e) => return Err((EXIT_FAILED, format!("cannot open {path} for its rule: {e}; nothing was run"))),
+        for (path, access) in set.rules.iter().filter(|(p, _)| wanted(p)) {
+            let Some(fd) = open_rule(path)? else {
+                same = false;
+                continue;
             };
-            let attr = PathBeneathAttr { allowed_access: access & set.handled, parent_fd: fd.as_raw_fd() };
-            // SAFETY: a ruleset descriptor, a rule type the kernel knows and
-            // a pointer to its attribute struct, live for the call.
-            let r = unsafe {
-                libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    ruleset_fd.as_raw_fd(),
-                    LANDLOCK_RULE_PATH_BENEATH,
-                    &attr as *const PathBeneathAttr,
-                    0u32,
-                )
-            };
-            if r != 0 {
-                let e = std::io::Error::last_os_error();
-                return Err((EXIT_FAILED, format!("cannot add the rule for {path}: {e}; nothing was run")));
+            if let Some(check) = same_file {
+                same = same && check(path, &fd);
             }
+            add(ruleset, &fd, *access, set.handled, path)?;
             if kept.len() < KEEP_OPEN {
                 kept.push(fd);
             }
         }
         std::mem::forget(kept);
-        std::mem::forget(ruleset_fd);
-        let status = created
-            .restrict_self()
-            .map_err(|e| (EXIT_FAILED, format!("cannot apply the Landlock ruleset: {e}; nothing was run")))?;
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err((EXIT_UNAVAILABLE, "the kernel did not enforce the Landlock ruleset; nothing was run".into()));
-        }
-        if !status.no_new_privs {
-            return Err((EXIT_FAILED, "no_new_privs could not be set; nothing was run".into()));
+        Ok(same)
+    }
+
+    /// Set no_new_privs and restrict this process (and all it starts) to
+    /// the ruleset.
+    pub fn restrict(ruleset: &OwnedFd) -> Result<(), (u8, String)> {
+        // SAFETY: prctl and landlock_restrict_self with integer arguments.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err((EXIT_FAILED, "no_new_privs could not be set; nothing was run".into()));
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err((EXIT_FAILED, format!("cannot apply the Landlock ruleset: {e}; nothing was run")));
+            }
         }
         Ok(())
+    }
+
+    /// The identity of an open file (device, inode).
+    pub fn identity(fd: &OwnedFd) -> Option<(u64, u64)> {
+        // SAFETY: a stat buffer of the right type for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some((st.st_dev, st.st_ino))
     }
 }
 

@@ -32,13 +32,23 @@ pub fn writable_roots(rules: &Rules) -> Vec<String> {
         .collect();
     roots.sort();
     roots.dedup();
-    let mut outer: Vec<String> = Vec::new();
-    for r in roots {
-        if !outer.iter().any(|o| paths::within(&r, o)) {
-            outer.push(r);
-        }
-    }
-    outer
+    // Outermost only: a root inside another is found by walking up its own
+    // folders (not by comparing it with every root kept: thousands of rules
+    // that grant write made that quadratic).
+    let kept: std::collections::BTreeSet<String> = roots.iter().cloned().collect();
+    roots
+        .into_iter()
+        .filter(|r| {
+            let mut up = r.as_str();
+            while up != "/" {
+                up = paths::parent(up);
+                if kept.contains(up) {
+                    return false;
+                }
+            }
+            true
+        })
+        .collect()
 }
 
 /// `struct mount_attr` of the kernel's UAPI (mount_setattr(2)).
@@ -55,21 +65,35 @@ const OPEN_TREE_CLONE: u32 = 0x1;
 const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
 const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
 
+/// The tree made read-only: how many writable roots were put back, and
+/// whether each was copied from the very file the caller expected there.
+pub struct Tree {
+    pub roots: usize,
+    pub same: bool,
+}
+
 /// In the mount namespace the caller entered: copy each writable root as it
 /// is now, make every mount read-only, then put the copies back in place.
 /// Returns how many roots were put back, or `None` when this kernel lacks
 /// the calls (before Linux 5.12): then nothing was changed. A root that is
 /// gone, is a link now or cannot be reached is left read-only (Landlock
-/// gives it no rule either).
-pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
+/// gives it no rule either). `same_file` is shown each root as opened.
+pub fn fence_tree(roots: &[String], same_file: Option<super::linux::SameFile>) -> Result<Option<Tree>, String> {
     let mut copies: Vec<(OwnedFd, OwnedFd)> = Vec::with_capacity(roots.len());
     let mut kept: Vec<&str> = Vec::with_capacity(roots.len());
+    let mut same = true;
     for root in roots {
         let at = match super::linux::open_real(root) {
             Ok(fd) => fd,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => continue,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR | libc::EACCES)) => {
+                same = false;
+                continue;
+            }
             Err(e) => return Err(format!("{FAILURE}: opening {root}: {e}")),
         };
+        if let Some(check) = same_file {
+            same = same && check(root, &at);
+        }
         // The copy takes the mounts below the root along (a locked child
         // could not be left out in a user namespace anyway).
         let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_RECURSIVE as u32 | libc::AT_EMPTY_PATH as u32;
@@ -121,7 +145,7 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
             return Err(format!("{FAILURE}: putting the writable root {root} back: {e}"));
         }
     }
-    Ok(Some(copies.len()))
+    Ok(Some(Tree { roots: copies.len(), same }))
 }
 
 /// How the runner says the read-only tree failed (the plugin matches it and
@@ -129,7 +153,7 @@ pub fn fence_tree(roots: &[String]) -> Result<Option<usize>, String> {
 const FAILURE: &str = "cannot make the file system read-only outside the writable roots";
 
 /// A failed call: the kernel lacks it (`None`), or a failure.
-fn missing_or(what: &str) -> Result<Option<usize>, String> {
+fn missing_or<T>(what: &str) -> Result<Option<T>, String> {
     let e = std::io::Error::last_os_error();
     if e.raw_os_error() == Some(libc::ENOSYS) {
         return Ok(None);
@@ -146,7 +170,7 @@ pub fn available() -> Result<(), String> {
         return Err(format!("cannot fork to probe: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        let code = match super::persistence::enter_namespace().and_then(|_| fence_tree(&[])) {
+        let code = match super::persistence::enter_namespace().and_then(|_| fence_tree(&[], None)) {
             Ok(Some(_)) => 0,
             Ok(None) => 2,
             Err(_) => 1,

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ProfileFiles } from '../../plugin/profiles.js'
+import { fenceRules, ProfileFiles } from '../../plugin/profiles.js'
 import { runnerArgv } from '../../plugin/fence.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -66,4 +66,23 @@ test('the runner runs a 10,000-rule profile from its file (one argument would be
   const file = new ProfileFiles(join(dir, 'profiles')).fileFor(text)
   const run = spawnSync(RUNNER, ['run', '--profile-file', file, '--', '/bin/echo', 'ran'], { encoding: 'utf8' })
   assert.equal(run.stdout, 'ran\n', run.stderr)
+})
+
+test('the profile carries each rule as the fence reads it, and the same stored rules stay the same array (and the same file)', (t) => {
+  const stored = Object.freeze([
+    Object.freeze({ id: 'r1', path: '/w/a', recursive: true, access: Object.freeze({ read: true, write: true }), hits: 3, createdAt: '2026-01-01T00:00:00.000Z' }),
+    Object.freeze({ id: 'r2', path: '/w/b/file', recursive: false, access: Object.freeze({ delete: false }), hits: 0, createdAt: '2026-02-01T00:00:00.000Z' }),
+  ])
+  const rules = fenceRules(stored)
+  assert.deepEqual(rules, [
+    { path: '/w/a', recursive: true, access: { read: true, write: true } },
+    { path: '/w/b/file', recursive: false, access: { delete: false } },
+  ])
+  assert.equal(fenceRules(stored), rules, 'one array per stored array')
+  assert.ok(Object.isFrozen(rules))
+  const profiles = new ProfileFiles(join(scratch(t), 'profiles'))
+  const profile = (r) => ({ workspace: '/w', rules: r, grants: [] })
+  const file = profiles.forProfile(profile(rules))
+  assert.equal(profiles.forProfile(profile(fenceRules(stored))), file)
+  assert.ok(!readFileSync(file, 'utf8').includes('createdAt'))
 })

@@ -47,3 +47,24 @@ pub fn command_as(user: Option<u32>, argv: &[&str]) -> Command {
     c.args(&full[1..]);
     c
 }
+
+/// Run `c` and collect its output. A copy of the runner another test
+/// thread was still writing when it forked is busy until that child execs
+/// (ETXTBSY): try again.
+pub fn output(c: &mut Command) -> std::process::Output {
+    for _ in 0..50 {
+        match c.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the runner stayed busy (ETXTBSY)");
+}
+
+/// Copy the runner to `to` in a process of its own: a file this process
+/// held open for writing would be inherited by a child another test
+/// thread forks meanwhile, and the copy would be busy (ETXTBSY) when run.
+pub fn copy_runner(from: &str, to: &Path) {
+    let st = Command::new("cp").arg("--").arg(from).arg(to).status().expect("cp starts");
+    assert!(st.success(), "cannot copy the runner to {}", to.display());
+}

@@ -1,0 +1,395 @@
+//! Held fences (runner/keeper.rs): the second call of a kept fence joins
+//! the namespaces and the Landlock ruleset the first one built, and is
+//! fenced exactly as a call that builds them; nothing held outlives the
+//! files it was bound to, and no fenced process reaches the keeper. Real
+//! processes under the real kernel, as root and as an unprivileged user
+//! (uid 65534, whose runner takes the user-namespace path).
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+#[path = "support/users.rs"]
+mod users;
+
+use serde_json::{json, Value};
+use users::NOBODY;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+/// A long-lived store's rules: the fences held in these tests are large ones.
+const MANY: usize = 600;
+
+/// One at a time: a tree made by another test changes the folder every tree
+/// sits in, which a held fence has to prove again.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A workspace (a git repository), a home with a harness home holding the
+/// fence cache, a folder outside with a writable root, and a copy of the
+/// runner the user may start; its folders settled for over a second.
+struct World {
+    base: PathBuf,
+    user: Option<u32>,
+    runner: PathBuf,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl World {
+    fn new(name: &str, user: Option<u32>) -> Option<World> {
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        if !users::usable(name, user) {
+            return None;
+        }
+        let who = user.map_or("root".to_string(), |u| u.to_string());
+        let base = scratch::root().join(format!("held-{name}-{who}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        for d in ["ws/src", "home/.dsh/dsh-allow-fence", "outside/build", "outside/other"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        // A long-lived store's rules: the keeper holds only fences this large.
+        for i in 0..MANY {
+            fs::create_dir_all(base.join(format!("outside/many/m{i}"))).unwrap();
+        }
+        fs::write(base.join("ws/src/main.rs"), "fn main() {}\n").unwrap();
+        fs::write(base.join("home/secret.txt"), "SECRET\n").unwrap();
+        fs::write(base.join("home/.dsh/dsh-allow.json"), "{\"version\":3,\"rules\":[]}\n").unwrap();
+        fs::write(base.join("outside/kept.txt"), "kept\n").unwrap();
+        let git = |args: &[&str]| Command::new("git").args(args).current_dir(base.join("ws")).env("GIT_CONFIG_GLOBAL", "/dev/null").output().unwrap();
+        git(&["init", "-q"]);
+        let runner = base.join("dsh-allow");
+        users::copy_runner(BIN, &runner);
+        fs::set_permissions(&runner, fs::Permissions::from_mode(0o755)).unwrap();
+        // The user must reach its world: every folder above it searchable.
+        let mut up = base.parent();
+        while let Some(d) = up {
+            if user.is_some() && d.metadata().map(|m| m.permissions().mode() & 0o001 == 0).unwrap_or(false) {
+                eprintln!("SKIP {name} as an unprivileged user: {} is not searchable by others", d.display());
+                let _ = fs::remove_dir_all(&base);
+                return None;
+            }
+            up = d.parent();
+        }
+        users::own(&base, user);
+        std::thread::sleep(Duration::from_millis(1100));
+        Some(World { base, user, runner, _turn: turn })
+    }
+
+    fn p(&self, rel: &str) -> String {
+        self.base.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn cache(&self) -> String {
+        self.p("home/.dsh/dsh-allow-fence")
+    }
+
+    /// The workspace profile, the fence cache protected, with `rules` and
+    /// a read rule on each of the many folders.
+    fn profile(&self, rules: Value) -> Value {
+        let mut all = rules.as_array().cloned().unwrap_or_default();
+        all.extend((0..MANY).map(|i| json!({ "path": self.p(&format!("outside/many/m{i}")), "recursive": true, "access": { "read": true } })));
+        self.small(Value::Array(all))
+    }
+
+    /// The workspace profile with `rules` alone.
+    fn small(&self, rules: Value) -> Value {
+        json!({
+            "workspace": self.p("ws"), "home": self.p("home"), "harnessHome": self.p("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": rules,
+            "protectedFiles": [self.p("home/.dsh/dsh-allow.json"), self.cache()],
+        })
+    }
+
+    /// `sh -c script` under `profile` with kept (and held) fences; the
+    /// runner's `fence` and `held` report lines, and whether it succeeded.
+    fn run(&self, profile: &Value, script: &str) -> (String, String, bool) {
+        let runner = self.runner.to_string_lossy().into_owned();
+        let mut argv = users::become_user(self.user);
+        argv.extend([runner, "run".into(), "--profile-json".into(), profile.to_string(), "--fence-cache".into(), self.cache(), "--report-fence".into()]);
+        argv.extend(["--".into(), "/bin/sh".into(), "-c".into(), script.into()]);
+        let out = Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(self.base.join("ws"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", self.base.join("home"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = |p: &str| stderr.lines().find_map(|l| l.strip_prefix(p)).unwrap_or("(no report)").to_string();
+        (line("dsh-allow fence: "), line("dsh-allow held: "), out.status.success())
+    }
+
+    /// Run `script` until the fence is joined from the keeper (the first
+    /// call builds and hands it over); panics if it never is.
+    fn until_joined(&self, profile: &Value) {
+        // A loaded machine may keep the keeper from answering in time: the
+        // call then builds, and a later one joins.
+        for _ in 0..6 {
+            if self.run(profile, "true").1 == "joined" {
+                return;
+            }
+        }
+        panic!("the fence was never joined: {:?}", self.run(profile, "true"));
+    }
+
+    /// The keeper serving this world's fence cache, by its command line.
+    fn keeper(&self) -> Option<i32> {
+        let want = format!("{}\0keep\0{}\0", self.runner.display(), self.cache());
+        fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            (fs::read(e.path().join("cmdline")).ok()? == want.as_bytes()).then_some(pid)
+        })
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // The keeper leaves once its socket is gone (within its poll).
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+/// A runner binary as the keeper knows it (kept.rs `this_binary`).
+fn identity(path: &std::path::Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).unwrap();
+    format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size())
+}
+
+fn each_user(f: impl Fn(Option<u32>)) {
+    for user in [None, Some(NOBODY)] {
+        f(user);
+    }
+}
+
+#[test]
+fn a_small_fence_is_built_by_each_call_with_no_keeper() {
+    let Some(w) = World::new("small", None) else { return };
+    // Writes only: a dozen rules, built faster than the keeper is asked.
+    let mut profile = w.small(json!([]));
+    profile["enforce"] = json!("writes");
+    for _ in 0..3 {
+        let (_, held, ok) = w.run(&profile, "true");
+        assert_eq!((held.as_str(), ok), ("built", true));
+    }
+    assert_eq!(w.keeper(), None, "a keeper was started for a fence it would not hold");
+    assert!(!w.base.join("home/.dsh/dsh-allow-fence/keeper").exists());
+}
+
+#[test]
+fn a_second_call_of_a_kept_fence_joins_what_the_first_built_and_is_fenced_the_same() {
+    each_user(|user| {
+        let Some(w) = World::new("joined", user) else { return };
+        let profile = w.profile(json!([]));
+        let (fence, held, ok) = w.run(&profile, "true");
+        assert_eq!((fence.as_str(), ok), ("compiled, kept", true));
+        assert!(held.ends_with("handed to the keeper"), "{held}");
+        for _ in 0..2 {
+            let (_, held, ok) = w.run(&profile, "echo more >> src/main.rs && : > src/new.rs && mkdir -p made/deep");
+            assert_eq!((held.as_str(), ok), ("joined", true), "write and create in the workspace");
+            let refused = [
+                ("rm src/main.rs", "delete in the workspace"),
+                (&format!("cat {}", w.p("home/secret.txt")) as &str, "a read under home"),
+                (&format!("echo x > {}", w.p("outside/new.txt")), "a create outside"),
+                (&format!("chmod 600 {}", w.p("home/secret.txt")), "a mode outside the writable roots"),
+                ("echo '[core]' >> .git/config", "the repository's config"),
+                (&format!("echo x > {}/fence-99", w.cache()), "the fence cache"),
+            ];
+            for (script, what) in refused {
+                assert_eq!(w.run(&profile, script), ("reused".into(), "joined".into(), false), "{what}");
+            }
+            // Its own terminals only: a fresh instance, nobody's shell in it.
+            let (_, held, ok) = w.run(&profile, "test \"$(ls /dev/pts)\" = ptmx");
+            assert_eq!((held.as_str(), ok), ("joined", true), "/dev/pts holds no other terminal");
+        }
+        assert!(w.base.join("ws/src/main.rs").exists() && w.base.join("ws/made/deep").is_dir());
+    });
+}
+
+#[test]
+fn a_writable_root_moved_away_is_not_carried_by_a_held_fence() {
+    each_user(|user| {
+        let Some(w) = World::new("moved", user) else { return };
+        let build = w.p("outside/build");
+        let profile = w.profile(json!([{ "path": build, "recursive": true, "access": { "read": true, "write": true, "create": true } }]));
+        w.until_joined(&profile);
+        assert!(w.run(&profile, &format!("echo x > {build}/a.txt")).2);
+        // The granted folder goes elsewhere and a new one takes its name:
+        // the grant is the path's, not the old folder's.
+        let old = w.p("outside/build-old");
+        fs::rename(&build, &old).unwrap();
+        fs::create_dir(&build).unwrap();
+        users::own(&w.base.join("outside/build"), user);
+        let (fence, held, ok) = w.run(&profile, &format!("echo x > {old}/b.txt"));
+        assert!(!ok, "a write reached the folder moved away ({fence}; {held})");
+        assert!(!w.base.join("outside/build-old/b.txt").exists());
+        assert_ne!(held, "joined", "a fence held for the old folder was joined");
+        let (_, _, ok) = w.run(&profile, &format!("echo x > {build}/c.txt && chmod 600 {build}/c.txt"));
+        assert!(ok, "the new folder at the granted path is written");
+        let (_, _, ok) = w.run(&profile, &format!("chmod 600 {old}/a.txt"));
+        assert!(!ok, "the mode of a file in the folder moved away changed");
+        // Held again once rebuilt: now for the new folder.
+        w.until_joined(&profile);
+        assert!(!w.run(&profile, &format!("echo x > {old}/d.txt")).2);
+    });
+}
+
+#[test]
+fn a_rule_taken_away_is_not_carried_by_a_held_fence() {
+    each_user(|user| {
+        let Some(w) = World::new("rule-gone", user) else { return };
+        let other = w.p("outside/other");
+        let wide = w.profile(json!([{ "path": other, "recursive": true, "access": { "read": true, "write": true, "create": true } }]));
+        w.until_joined(&wide);
+        assert!(w.run(&wide, &format!("echo x > {other}/a.txt")).2);
+        let narrow = w.profile(json!([]));
+        let (_, held, ok) = w.run(&narrow, &format!("echo x > {other}/b.txt"));
+        assert!(!ok && !w.base.join("outside/other/b.txt").exists(), "the rule taken away still granted ({held})");
+        w.until_joined(&narrow);
+        assert!(!w.run(&narrow, &format!("echo x > {other}/c.txt")).2);
+    });
+}
+
+#[test]
+fn a_surface_replaced_since_is_shut_again() {
+    each_user(|user| {
+        let Some(w) = World::new("surface", user) else { return };
+        // A line of git's own: `.git` is open for its lock files, its hooks
+        // and config are shut one by one.
+        let git = w.p("ws/.git");
+        let mut profile = w.profile(json!([]));
+        profile["grants"] = json!([{ "path": git, "recursive": true, "access": { "delete": true } }]);
+        w.until_joined(&profile);
+        assert!(!w.run(&profile, "echo '[x]' >> .git/config").2);
+        // git config writes a lock file and renames it over the config.
+        let config = w.base.join("ws/.git/config");
+        let text = fs::read_to_string(&config).unwrap();
+        fs::write(w.base.join("ws/.git/config.lock"), &text).unwrap();
+        fs::rename(w.base.join("ws/.git/config.lock"), &config).unwrap();
+        users::own(&config, user);
+        for _ in 0..2 {
+            let (fence, held, ok) = w.run(&profile, "echo '[x]' >> .git/config");
+            assert!(!ok, "the replaced config was writable ({fence}; {held})");
+        }
+        assert_eq!(fs::read_to_string(&config).unwrap(), text);
+    });
+}
+
+#[test]
+fn no_fenced_process_reaches_the_keeper() {
+    each_user(|user| {
+        let Some(w) = World::new("reach", user) else { return };
+        // Even with a rule giving write on the folder that holds the cache.
+        let profile = w.profile(json!([{ "path": w.p("home/.dsh"), "recursive": true, "access": { "read": true, "write": true, "create": true, "delete": true } }]));
+        w.until_joined(&profile);
+        let socket = format!("{}/keeper", w.cache());
+        let connect = format!("python3 -c 'import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(\"{socket}\"); s.send(b\"get\\nx\"); print(s.recv(64))'");
+        let (_, held, ok) = w.run(&profile, &connect);
+        assert!(!ok, "a fenced call reached the keeper ({held})");
+        assert!(!w.run(&profile, &format!("rm -f {socket}")).2, "the keeper's socket was removed");
+        // Outside any fence, a process with no_new_privs (as every fenced
+        // one has) gets no answer either; one without it does.
+        let binary = identity(&w.runner);
+        let ask = |nnp: bool| {
+            let mut argv = users::become_user(w.user);
+            if nnp {
+                argv.extend(["/usr/bin/setpriv".into(), "--no-new-privs".into()]);
+            }
+            argv.extend(["python3".into(), "-c".into(), format!("import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.settimeout(2); s.connect(\"{socket}\"); s.send(b\"get\\n{binary}\\nnothing held here\"); print(s.recv(64))")]);
+            let out = Command::new(&argv[0]).args(&argv[1..]).env("PATH", "/usr/bin:/bin").output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        assert_eq!(ask(false), "b'none'");
+        assert_ne!(ask(true), "b'none'", "the keeper answered a process with no_new_privs");
+    });
+}
+
+#[test]
+fn a_keeper_of_another_runner_leaves_for_the_one_that_asks() {
+    let Some(mut w) = World::new("upgraded", None) else { return };
+    let profile = w.profile(json!([]));
+    w.until_joined(&profile);
+    let old = w.keeper().expect("a keeper serves the fence cache");
+    // The runner is updated: another binary at another path.
+    let newer = w.base.join("dsh-allow-newer");
+    users::copy_runner(&w.runner.to_string_lossy(), &newer);
+    w.runner = newer;
+    let (_, held, ok) = w.run(&profile, "true");
+    assert!(ok && held != "joined", "a fence held by another binary's keeper was joined: {held}");
+    let began = Instant::now();
+    while PathBuf::from(format!("/proc/{old}/cmdline")).exists() && fs::read(format!("/proc/{old}/cmdline")).is_ok_and(|c| !c.is_empty()) && began.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(fs::read(format!("/proc/{old}/cmdline")).map_or(true, |c| c.is_empty()), "the other binary's keeper stayed");
+    w.until_joined(&profile);
+    assert_ne!(w.keeper(), Some(old));
+}
+
+#[test]
+fn a_mount_made_on_the_host_ends_what_the_keeper_holds() {
+    // Mounting needs root.
+    let Some(w) = World::new("mounts", None) else { return };
+    let profile = w.profile(json!([]));
+    w.until_joined(&profile);
+    let at = w.p("outside/other");
+    assert!(Command::new("mount").args(["-t", "tmpfs", "tmpfs", &at]).status().unwrap().success());
+    let (_, held, _) = w.run(&profile, "true");
+    assert!(Command::new("umount").arg(&at).status().unwrap().success());
+    assert_ne!(held, "joined", "a namespace copied before the mount was joined after it");
+}
+
+#[test]
+fn the_keeper_leaves_when_its_fence_cache_is_gone() {
+    let Some(w) = World::new("leaves", None) else { return };
+    let profile = w.profile(json!([]));
+    w.until_joined(&profile);
+    let pid = w.keeper().expect("a keeper serves the fence cache");
+    fs::remove_dir_all(w.cache()).unwrap();
+    let began = Instant::now();
+    while PathBuf::from(format!("/proc/{pid}")).exists() && began.elapsed() < Duration::from_secs(12) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Reaped by whoever adopted it (a zombie has no command line left).
+    let gone = fs::read(format!("/proc/{pid}/cmdline")).map_or(true, |c| c.is_empty());
+    assert!(gone, "the keeper {pid} outlived its fence cache by {:?}", began.elapsed());
+}
+
+#[test]
+fn a_joined_call_finds_what_changes_between_calls_shut_as_a_built_one_does() {
+    each_user(|user| {
+        let Some(w) = World::new("per-call", user) else { return };
+        let profile = w.profile(json!([]));
+        w.until_joined(&profile);
+        // Made after the keeper took the fence: a new DSH host's spill
+        // folder (its name as DSH makes it) and the workspace's `.env`.
+        let who = if user.is_some() { 'U' } else { 'R' };
+        let spill = PathBuf::from(format!("/tmp/dsh-spill-{who}{:05}", std::process::id() % 100_000));
+        let _ = fs::remove_dir_all(&spill);
+        fs::create_dir_all(spill.join("session-x")).unwrap();
+        fs::write(spill.join("session-x/out.txt"), "SECRET OUTPUT\n").unwrap();
+        users::own(&spill, user);
+        fs::write(w.base.join("ws/.env"), "A=1\n").unwrap();
+        users::own(&w.base.join("ws/.env"), user);
+        let s = spill.display();
+        let cases = [
+            (format!("cat {s}/session-x/out.txt"), "another session's spilled output"),
+            (format!("mv {s} {s}.moved"), "the spill folder moved away"),
+            (format!("rm -rf {s}/session-x && ln -s /tmp {s}/session-x"), "the session folder swapped for a link"),
+            ("echo GIT_CONFIG_PARAMETERS=x >> .env".to_string(), "the workspace's .env"),
+        ];
+        for (script, what) in &cases {
+            let (_, held, ok) = w.run(&profile, script);
+            assert_eq!((held.as_str(), ok), ("joined", false), "{what}");
+        }
+        let (_, held, ok) = w.run(&profile, "echo mine > /tmp/dsh-allow-held-own-$$ && rm /tmp/dsh-allow-held-own-$$");
+        assert_eq!((held.as_str(), ok), ("joined", true), "control: a file of its own in the temp folder");
+        assert_eq!(fs::read_to_string(spill.join("session-x/out.txt")).unwrap(), "SECRET OUTPUT\n");
+        assert_eq!(fs::read_to_string(w.base.join("ws/.env")).unwrap(), "A=1\n");
+        let _ = fs::remove_dir_all(&spill);
+    });
+}
