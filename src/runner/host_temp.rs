@@ -16,41 +16,204 @@
 //!
 //! Both folders exist before any call of their host runs: the spill folder
 //! is made when the host starts, the subprocess folder at its first spawn,
-//! which is the call's own.
+//! which is the call's own. So a folder made before every DSH process
+//! running now started is no live host's: once it is also empty, no host
+//! writes there again and nothing there can be read, and with a fence
+//! cache it is remembered as harmless and left uncovered (a machine
+//! gathers such folders by the hundred, and covering costs per folder).
 
 use std::path::Path;
 
 use crate::policy::baseline;
 use crate::api::Platform;
 
-/// The host temp folders now present: directories (not links) named as the
-/// host names them, directly in a temp folder of the platform or in
-/// `$TMPDIR` (which the call inherits from the host). Each one, whoever's
-/// and however old: DSH never removes its folders, but telling a live
-/// host's or a dead one's, an empty one or a full one, costs more per
-/// folder (a stat, a listing: ~10 µs) than covering it (a bind: ~5 µs).
-pub fn folders() -> Vec<String> {
+/// The temp folders DSH makes its own in: the platform's, and `$TMPDIR`
+/// (which the call inherits from the host).
+fn temps() -> Vec<String> {
     let mut temps: Vec<String> = baseline::temp_dirs(Platform::Linux).iter().map(|s| s.to_string()).collect();
     if let Some(t) = std::env::var_os("TMPDIR").map(|t| crate::paths::normalize(&t.to_string_lossy())) {
         if t.starts_with('/') && !temps.contains(&t) {
             temps.push(t);
         }
     }
+    temps
+}
+
+/// The host temp folders now present in `temps`, with the inode each listing gave:
+/// directories (not links) named as the host names them, directly in a
+/// temp folder of the platform or in `$TMPDIR` (which the call inherits
+/// from the host). Each one, whoever's and however old.
+fn present(temps: &[String]) -> Vec<(String, u64)> {
+    use std::os::unix::fs::DirEntryExt;
     let mut out = Vec::new();
     for temp in temps {
-        let Ok(entries) = std::fs::read_dir(&temp) else { continue };
+        let Ok(entries) = std::fs::read_dir(temp) else { continue };
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            // The entry's type comes with the listing: no stat per entry.
+            // The entry's type and inode come with the listing: no stat per entry.
             if baseline::is_host_temp_name(&name) && e.file_type().is_ok_and(|t| t.is_dir()) {
-                out.push(Path::new(&temp).join(name.as_ref()).to_string_lossy().into_owned());
+                out.push((Path::new(temp).join(name.as_ref()).to_string_lossy().into_owned(), e.ino()));
             }
         }
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// The host temp folders a call must not reach. Without a fence cache,
+/// every one present. With one, every one but those it has found
+/// harmless: empty, and made before any DSH process running now started —
+/// no host will write there again, and nothing is there to read. DSH never
+/// removes its folders, so a machine gathers them by the hundred; covering
+/// each costs ~7 µs a call, judging one ~10 µs once.
+pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
+    let temps = temps();
+    let Some(cache) = cache else { return present(&temps).into_iter().map(|(p, _)| p).collect() };
+    let (now_file, harmless_file) = (Path::new(cache).join(NOW), Path::new(cache).join(HARMLESS));
+    // Taken before the listing: a change while it lists is seen next time.
+    let stamps = stamps(&temps);
+    let now = now_secs();
+    // The temp folders unchanged since the last listing: the same host
+    // folders are there, and what covered them then covers them now
+    // until it is time to judge them again.
+    if let Some((judged, covered)) = read_now(&now_file, &stamps) {
+        if covered.is_empty() || now - judged < JUDGE_EVERY_SECS {
+            return covered;
+        }
+    }
+    let all = present(&temps);
+    let (mut judged, mut harmless) = read_harmless(&harmless_file);
+    let mut left: Vec<(String, u64)> = all.iter().filter(|f| !harmless.contains(*f)).cloned().collect();
+    if !left.is_empty() && now - judged >= JUDGE_EVERY_SECS {
+        let before = earliest_host_start(hosts) - START_SLACK_SECS;
+        left.retain(|(p, ino)| {
+            let dead = is_harmless(p, *ino, before);
+            if dead {
+                harmless.insert((p.clone(), *ino));
+            }
+            !dead
+        });
+        // Only what is still there is remembered.
+        harmless.retain(|f| all.contains(f));
+        judged = now;
+        write_list(&harmless_file, &format!("judged {judged}\n"), harmless.iter().map(|(p, ino)| format!("{ino} {p}")));
+    }
+    let left: Vec<String> = left.into_iter().map(|(p, _)| p).collect();
+    write_list(&now_file, &format!("judged {judged}\n{stamps}"), left.iter().map(|p| format!("cover {p}")));
+    left
+}
+
+/// The cache's record of the last listing: the temp folders' stamps, when
+/// the folders were last judged, and the ones it covered.
+const NOW: &str = "host-temp-now";
+
+/// Each temp folder's device, inode and change time (its entries added,
+/// removed or renamed change it), one line each.
+fn stamps(temps: &[String]) -> String {
+    use std::os::unix::fs::MetadataExt;
+    temps
+        .iter()
+        .map(|t| match std::fs::symlink_metadata(t) {
+            Ok(m) => format!("stamp {} {} {}.{:09} {t}\n", m.dev(), m.ino(), m.mtime(), m.mtime_nsec()),
+            Err(_) => format!("stamp - {t}\n"),
+        })
+        .collect()
+}
+
+/// The last listing's covered folders and when they were judged, if the
+/// temp folders' stamps are still `stamps`.
+fn read_now(file: &Path, stamps: &str) -> Option<(f64, Vec<String>)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let (first, rest) = text.split_once('\n')?;
+    let judged = first.strip_prefix("judged ")?.parse().ok()?;
+    let covers = rest.strip_prefix(stamps)?;
+    let covered = covers.lines().map(|l| l.strip_prefix("cover ").map(str::to_string)).collect::<Option<Vec<_>>>()?;
+    Some((judged, covered))
+}
+
+/// The fence cache's list of harmless host temp folders.
+const HARMLESS: &str = "host-temp-harmless";
+/// Folders not yet harmless are judged again at most this often: a host
+/// that ended has its folders uncovered within it.
+const JUDGE_EVERY_SECS: f64 = 60.0;
+/// A process's start is known to the second (the boot time's precision):
+/// a folder made up to this long before it still counts as its own.
+const START_SLACK_SECS: f64 = 2.0;
+
+fn now_secs() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Whether the folder at `path`, still the inode listed, is empty and was
+/// last changed before `before` (its ctime: the kernel sets it, nobody
+/// can set it back).
+fn is_harmless(path: &str, ino: u64, before: f64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
+    let changed = m.ctime() as f64 + m.ctime_nsec() as f64 / 1e9;
+    m.is_dir() && m.ino() == ino && changed < before && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// When the earliest DSH process running now started (wall clock,
+/// seconds): any user's process running DSH's command line, and the hosts
+/// the profile named; now when there is none.
+fn earliest_host_start(hosts: &[i32]) -> f64 {
+    let now = now_secs();
+    let Some(boot) = boot_time() else { return f64::NEG_INFINITY };
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let Ok(dir) = std::fs::read_dir("/proc") else { return f64::NEG_INFINITY };
+    let mut earliest = now;
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let dsh = hosts.contains(&pid) || std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| super::hosts::is_dsh_command(&c));
+        if let Some(start) = dsh.then(|| super::sockets::start_time(pid)).flatten() {
+            earliest = earliest.min(boot + start as f64 / ticks);
+        }
+    }
+    earliest
+}
+
+/// The boot time in wall-clock seconds (`btime` in /proc/stat).
+fn boot_time() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()
+}
+
+/// The harmless folders the cache lists (inode and path per line, after a
+/// first line with when they were last judged); none when unreadable.
+fn read_harmless(file: &Path) -> (f64, std::collections::BTreeSet<(String, u64)>) {
+    let mut out = std::collections::BTreeSet::new();
+    let Ok(text) = std::fs::read_to_string(file) else { return (0.0, out) };
+    let mut lines = text.lines();
+    let Some(judged) = lines.next().and_then(|l| l.strip_prefix("judged ")).and_then(|t| t.parse().ok()) else { return (0.0, out) };
+    for line in lines {
+        let Some((ino, path)) = line.split_once(' ') else { return (0.0, Default::default()) };
+        let Ok(ino) = ino.parse() else { return (0.0, Default::default()) };
+        out.insert((path.to_string(), ino));
+    }
+    (judged, out)
+}
+
+/// Write `head` and one line per item beside `file`, then rename over:
+/// a reader sees all or none. An item with a line break is left out (a
+/// folder then stays covered); a cache that cannot be written only costs
+/// the next call a listing.
+fn write_list(file: &Path, head: &str, items: impl Iterator<Item = String>) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut text = head.to_string();
+    for item in items.filter(|i| !i.contains('\n')) {
+        text.push_str(&item);
+        text.push('\n');
+    }
+    let tmp = file.with_extension(format!("{}.tmp", std::process::id()));
+    let Ok(mut f) = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&tmp) else { return };
+    if f.write_all(text.as_bytes()).is_err() || std::fs::rename(&tmp, file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 /// Cover each folder with an empty read-only tmpfs, in the mount namespace

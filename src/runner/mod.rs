@@ -169,7 +169,7 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     let judge = sockets::Judge { hosts: hosts::Hosts::new(&hosts, uid), socket_roots: req.socket_roots(), tree: None };
     let names = judge.clone();
     // The host's temp folders, listed once for the supervisor and the child.
-    let host_folders = host_temp::folders();
+    let host_folders = host_temp::folders(cache_dir.as_deref(), &hosts);
     // Code caches made empty to be shut, taken away after if still empty.
     let caches = code_caches::prepare(&req);
     let caches_made = caches.made.clone();
