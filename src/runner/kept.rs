@@ -451,7 +451,10 @@ impl Cache {
         Ok(Cache { dir: PathBuf::from(dir) })
     }
 
-    fn slot(&self, key: &str) -> PathBuf {
+    /// The two slots `key`'s entry may be kept in: two profiles a session
+    /// alternates between (the gate's and git's own, a card's grant) that
+    /// share one slot still both stay kept.
+    fn slots(&self, key: &str) -> [PathBuf; 2] {
         // FNV-1a: stable across builds and platforms, and enough to spread
         // keys. Over the key's length and its two ends only: thousands of
         // rules make it large, and two keys in one slot only take turns
@@ -462,13 +465,42 @@ impl Cache {
         for byte in b.len().to_le_bytes().iter().chain(ends[0]).chain(ends[1]) {
             h = (h ^ *byte as u64).wrapping_mul(0x100000001b3);
         }
-        self.dir.join(format!("fence-{:02}", h % SLOTS))
+        let first = h % SLOTS;
+        let mut second = (h / SLOTS) % SLOTS;
+        if second == first {
+            second = (first + 1) % SLOTS;
+        }
+        [first, second].map(|n| self.dir.join(format!("fence-{n:02}")))
+    }
+
+    /// The slot holding `key`'s entry, and its text (ours and whole).
+    fn find(&self, key: &str) -> Option<(PathBuf, String)> {
+        self.slots(key).into_iter().find_map(|slot| {
+            let text = read_slot(&slot)?;
+            (head(&text)?.key == key).then_some((slot, text))
+        })
+    }
+
+    /// Where to keep `key`'s entry: the slot it is in, else an empty one,
+    /// else the one written longer ago.
+    fn slot_for(&self, key: &str) -> PathBuf {
+        if let Some((slot, _)) = self.find(key) {
+            return slot;
+        }
+        let [a, b] = self.slots(key);
+        let written = |p: &Path| std::fs::symlink_metadata(p).ok().and_then(|m| m.modified().ok());
+        match (written(&a), written(&b)) {
+            (None, _) => a,
+            (_, None) => b,
+            (Some(x), Some(y)) if y < x => b,
+            _ => a,
+        }
     }
 
     /// The fence kept for `key`, if everything its walk found would be
     /// found the same now.
     pub fn reuse(&self, key: &str) -> Option<Reused> {
-        let text = self.read(key)?;
+        let (slot, text) = self.find(key)?;
         let began = now_ns()?;
         let h = head(&text)?;
         // Every walk looks in `/`: an entry without it was not written by a
@@ -479,7 +511,7 @@ impl Cache {
         let doubted: Vec<(&String, Option<Seen>)> =
             h.folders.iter().map(|(f, vouched)| (f, vouched, Seen::now(f))).filter(|(_, vouched, seen)| vouched.is_none() || seen != *vouched).map(|(f, _, seen)| (f, seen)).collect();
         if doubted.is_empty() {
-            return Reused::of(text, self.slot(key));
+            return Reused::of(text, slot);
         }
         // Some folder does not vouch: what was found there is proven again.
         let mut e = parse(&text)?;
@@ -504,15 +536,10 @@ impl Cache {
         // now on.
         if moved || settled_since {
             let text = render(&e)?;
-            let _ = self.write(&self.slot(key), &text);
-            return Reused::of(text, self.slot(key));
+            let _ = self.write(&slot, &text);
+            return Reused::of(text, slot);
         }
-        Reused::of(text, self.slot(key))
-    }
-
-    /// The text in `key`'s slot, if it is ours and whole.
-    fn read(&self, key: &str) -> Option<String> {
-        read_slot(&self.slot(key))
+        Reused::of(text, slot)
     }
 
     /// Keep a fence compiled from `key`, its walk having found `walk`, the
@@ -535,8 +562,9 @@ impl Cache {
         let Some(text) = render(&entry) else {
             return (Outcome::NotKept("a path holds a line break".into()), None);
         };
-        match self.write(&self.slot(key), &text) {
-            Ok(()) => (Outcome::Kept, Reused::of(text, self.slot(key))),
+        let slot = self.slot_for(key);
+        match self.write(&slot, &text) {
+            Ok(()) => (Outcome::Kept, Reused::of(text, slot)),
             Err(e) => (Outcome::NotKept(format!("cannot write to {}: {e}", self.dir.display())), None),
         }
     }

@@ -5,15 +5,30 @@
 // Config:
 //   log:   absolute path of the JSONL log (each action and what it returned)
 //   steps: { "<N>": [ action, … ] }, where an action is one of
-//          { write: PATH, text }     replace the file's bytes
+//          { write: PATH, text }     replace the file's bytes (a program
+//                                    running, such as the runner's keeper:
+//                                    a new file renamed over it, its mode kept,
+//                                    as a package update does)
 //          { append: PATH, text }    add bytes at its end
 //          { remove: PATH }          remove it (a folder with what it holds)
 //          { mkdir: PATH }           make a folder (and its parents)
 //          { command: '/allow …' }   run a slash command as the user
 
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 
 export const name = 'e2e-fault-injector'
+
+function replace(path, text) {
+  try {
+    writeFileSync(path, text)
+  } catch (error) {
+    if (error.code !== 'ETXTBSY') throw error
+    const beside = `${path}.fault-${process.pid}`
+    writeFileSync(beside, text)
+    chmodSync(beside, statSync(path).mode & 0o7777)
+    renameSync(beside, path)
+  }
+}
 
 export function apply(ctx, config) {
   const steps = config?.steps ?? {}
@@ -31,7 +46,7 @@ export function apply(ctx, config) {
 
   async function perform(action, n) {
     try {
-      if (action.write !== undefined) writeFileSync(action.write, action.text ?? '')
+      if (action.write !== undefined) replace(action.write, action.text ?? '')
       else if (action.append !== undefined) appendFileSync(action.append, action.text ?? '')
       else if (action.remove !== undefined) rmSync(action.remove, { recursive: true, force: true })
       else if (action.mkdir !== undefined) mkdirSync(action.mkdir, { recursive: true })
