@@ -4,7 +4,7 @@
 // delete (tool state: the supervisor's quick way out), and a whole
 // `bash -c true`, each against the same work unfenced.
 // Run after `bash scripts/build.sh`:
-//   node benches/files.mjs [rounds] [runner] [files]
+//   [BENCH_DIR=FOLDER] node benches/files.mjs [rounds] [runner] [files]
 // Bare and fenced runs alternate so drift on a shared machine hits both; the
 // figure is the difference of the medians, divided by the files per run.
 import { spawnSync } from 'node:child_process';
@@ -23,7 +23,9 @@ const rounds = Number(process.argv[2] ?? 15);
 const n = Number(process.argv[4] ?? 2000);
 
 // Outside the temp folders, which the baseline opens fully (no watch there).
-const home = os.homedir();
+// BENCH_DIR: another folder to work in (a tmpfs shows the fence's own cost
+// where ext4's creates here take 250-600 µs each and drift).
+const home = process.env.BENCH_DIR ?? os.homedir();
 const ws = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-files-'));
 const harness = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-harness-'));
 const cache = path.join(harness, 'dsh-allow-fence');

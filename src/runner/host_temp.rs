@@ -101,8 +101,36 @@ pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
         write_list(&harmless_file, &format!("judged {judged}\n"), harmless.iter().map(|(p, ino)| format!("{ino} {p}")));
     }
     let left: Vec<String> = left.into_iter().map(|(p, _)| p).collect();
-    write_list(&now_file, &format!("judged {judged}\n{stamps}"), left.iter().map(|p| format!("cover {p}")));
+    let mut text = format!("judged {judged}\n{stamps}");
+    for p in left.iter().filter(|p| !p.contains('\n')) {
+        text.push_str(&format!("cover {p}\n"));
+    }
+    write_now(&now_file, &text);
     left
+}
+
+/// Rewrite the record in place, its checksum last: it changes with every
+/// change in the temp folder, and making a new file each time costs more
+/// than the listing it saves (ext4). A reader that meets a record cut
+/// short or interleaved by two writers finds the checksum wrong and lists.
+fn write_now(file: &Path, text: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let whole = format!("{text}sum {}\n", checksum(text));
+    let opened = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(file);
+    match opened {
+        Ok(mut f) => {
+            if f.set_len(0).is_err() || f.write_all(whole.as_bytes()).is_err() {
+                let _ = std::fs::remove_file(file);
+            }
+        }
+        Err(_) => write_list(file, &whole, std::iter::empty()),
+    }
+}
+
+/// FNV-1a of a record's text.
+fn checksum(text: &str) -> u64 {
+    text.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
 }
 
 /// The cache's record of the last listing: the temp folders' stamps, when
@@ -125,7 +153,12 @@ fn stamps(temps: &[String]) -> String {
 /// The last listing's covered folders and when they were judged, if the
 /// temp folders' stamps are still `stamps`.
 fn read_now(file: &Path, stamps: &str) -> Option<(f64, Vec<String>)> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let whole = std::fs::read_to_string(file).ok()?;
+    let body = whole.strip_suffix('\n')?;
+    let (text, sum) = body.rsplit_once('\n').map(|(t, s)| (&whole[..t.len() + 1], s))?;
+    if sum.strip_prefix("sum ")?.parse::<u64>().ok()? != checksum(text) {
+        return None;
+    }
     let (first, rest) = text.split_once('\n')?;
     let judged = first.strip_prefix("judged ")?.parse().ok()?;
     let covers = rest.strip_prefix(stamps)?;
