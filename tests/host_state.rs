@@ -15,6 +15,8 @@ use std::process::{Output, Stdio};
 
 use serde_json::{json, Value};
 
+#[path = "support/scratch.rs"]
+mod scratch;
 #[path = "support/users.rs"]
 mod users;
 
@@ -36,7 +38,7 @@ impl World {
             return None;
         }
         let who = user.map_or("root".to_string(), |u| u.to_string());
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("host-state-{name}-{who}-{}", std::process::id()));
+        let base = scratch::root().join(format!("host-state-{name}-{who}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&base);
         for d in ["ws", "home/.dsh", "home/Documents", "home/.bashrc.d"] {
             fs::create_dir_all(base.join(d)).unwrap();

@@ -19,7 +19,6 @@
 //! session of its own (group signals miss it), ignores every signal it may,
 //! holds no descriptor of the call's, and exits when the channel closes.
 
-use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// What the hand is asked to make.
@@ -313,71 +312,13 @@ fn send_with_fd(chan: RawFd, bytes: &[u8], fd: RawFd) -> Result<(), i32> {
 }
 
 fn send_with_fds(chan: RawFd, bytes: &[u8], fds: &[RawFd]) -> Result<(), i32> {
-    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
-    // SAFETY: CMSG_SPACE of the descriptors passed.
-    let space = if fds.is_empty() { 0 } else { (unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) }) as usize };
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if !fds.is_empty() {
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = space;
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
-            let data = libc::CMSG_DATA(cmsg) as *mut RawFd;
-            for (i, fd) in fds.iter().enumerate() {
-                std::ptr::write_unaligned(data.add(i), *fd);
-            }
-        }
-        if libc::sendmsg(chan, &msg, libc::MSG_NOSIGNAL) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
+    super::passing::send(chan, bytes, fds).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
-/// One message and the descriptors it carried; None at the channel's end.
+/// One message and the descriptors it carried (two at most); None at the
+/// channel's end.
 fn receive(chan: RawFd, buf: &mut [u8]) -> Option<(usize, Vec<OwnedFd>)> {
-    let mut bufs = [IoSliceMut::new(buf)];
-    // SAFETY: CMSG_SPACE of two descriptors.
-    let space = unsafe { libc::CMSG_SPACE((2 * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = bufs.as_mut_ptr().cast();
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let n = loop {
-            let n = libc::recvmsg(chan, &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            break n;
-        };
-        if n <= 0 {
-            return None;
-        }
-        let mut fds = Vec::new();
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-                let data = libc::CMSG_DATA(cmsg) as *const RawFd;
-                for i in 0..count {
-                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-        Some((n as usize, fds))
-    }
+    super::passing::receive(chan, buf, 2)
 }
 
 /// The supervisor's end of the hand.

@@ -162,64 +162,14 @@ fn connect(dir: &str) -> Result<OwnedFd, Asked> {
 
 /// Send `text` with `fds` as one message.
 fn send(s: RawFd, text: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
-    let mut iov = libc::iovec { iov_base: text.as_ptr() as *mut libc::c_void, iov_len: text.len() };
-    // SAFETY: CMSG_SPACE of up to MAX_FDS descriptors.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) } as usize;
-    let mut control = vec![0u8; space.max(1)];
-    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if !fds.is_empty() {
-            msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = space;
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
-            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(cmsg) as *mut RawFd, fds.len());
-        }
-        if libc::sendmsg(s, &msg, libc::MSG_NOSIGNAL) < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    super::passing::send(s, text, fds)
 }
 
 /// One message and the descriptors that came with it (close-on-exec).
 fn receive(s: RawFd) -> Option<(Vec<u8>, Vec<OwnedFd>)> {
     let mut buf = vec![0u8; MAX_MESSAGE];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: CMSG_SPACE of MAX_FDS descriptors.
-    let space = unsafe { libc::CMSG_SPACE((MAX_FDS * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
-    let mut fds = Vec::new();
-    // SAFETY: a msghdr over buffers we own, read with the CMSG macros; each
-    // descriptor received is owned from here on.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
-        let n = libc::recvmsg(s, &mut msg, libc::MSG_CMSG_CLOEXEC);
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-                for i in 0..count {
-                    let fd = std::ptr::read_unaligned((libc::CMSG_DATA(cmsg) as *const RawFd).add(i));
-                    fds.push(OwnedFd::from_raw_fd(fd));
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-        if n <= 0 || msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
-            return None;
-        }
-        buf.truncate(n as usize);
-    }
+    let (n, fds) = super::passing::receive(s, &mut buf, MAX_FDS)?;
+    buf.truncate(n);
     Some((buf, fds))
 }
 

@@ -41,6 +41,8 @@ pub mod sidecars;
 #[cfg(target_os = "linux")]
 pub mod target;
 #[cfg(target_os = "linux")]
+pub mod passing;
+#[cfg(target_os = "linux")]
 pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod arrivals;

@@ -1,0 +1,77 @@
+//! A message and the descriptors passed with it over a unix socket
+//! (SCM_RIGHTS): between the supervisor and the hand, and between a call
+//! and the keeper (Linux).
+
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+/// Send `bytes` with `fds` as one message.
+pub fn send(chan: RawFd, bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
+    // SAFETY: CMSG_SPACE of the descriptors passed.
+    let space = if fds.is_empty() { 0 } else { (unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) }) as usize };
+    let mut control = vec![0u8; space];
+    // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !fds.is_empty() {
+            msg.msg_control = control.as_mut_ptr().cast();
+            msg.msg_controllen = space;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
+            let data = libc::CMSG_DATA(cmsg) as *mut RawFd;
+            for (i, fd) in fds.iter().enumerate() {
+                std::ptr::write_unaligned(data.add(i), *fd);
+            }
+        }
+        if libc::sendmsg(chan, &msg, libc::MSG_NOSIGNAL) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// One message into `buf` and up to `most` descriptors that came with it
+/// (close-on-exec, owned from here on), retried when interrupted; None at
+/// the channel's end, on an error, or when the message or its descriptors
+/// did not fit (what came is closed).
+pub fn receive(chan: RawFd, buf: &mut [u8], most: usize) -> Option<(usize, Vec<OwnedFd>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: CMSG_SPACE of `most` descriptors.
+    let space = unsafe { libc::CMSG_SPACE((most * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut control = vec![0u8; space];
+    let mut fds = Vec::new();
+    // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        let n = loop {
+            let n = libc::recvmsg(chan, &mut msg, libc::MSG_CMSG_CLOEXEC);
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break n;
+        };
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while n > 0 && !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                let data = libc::CMSG_DATA(cmsg) as *const RawFd;
+                for i in 0..count {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+        if n <= 0 || msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
+            return None;
+        }
+        Some((n as usize, fds))
+    }
+}
