@@ -159,7 +159,7 @@ fn pidfd_of(tid: u32) -> Result<OwnedFd, i32> {
     // SAFETY: pidfd_open with a pid and flags.
     let mut pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid as i32, PIDFD_THREAD) };
     if pidfd < 0 {
-        let tgid = super::sockets::thread_group_of(tid as i32).ok_or(libc::ESRCH)?;
+        let tgid = super::procs::thread_group_of(tid as i32).ok_or(libc::ESRCH)?;
         // SAFETY: as above.
         pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) };
     }

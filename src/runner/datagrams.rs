@@ -142,7 +142,7 @@ pub fn send(sock: &OwnedFd, msg: &Message, flags: i32, tid: u32) -> Result<i64, 
     }
     let e = super::seccomp::errno();
     if e == libc::EPIPE && flags & libc::MSG_NOSIGNAL == 0 {
-        if let Some(tgid) = super::sockets::thread_group_of(tid as i32) {
+        if let Some(tgid) = super::procs::thread_group_of(tid as i32) {
             // SAFETY: tgkill with ids and a signal number.
             unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid as i32, libc::SIGPIPE) };
         }

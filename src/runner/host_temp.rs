@@ -202,7 +202,7 @@ fn earliest_host_start(hosts: &[i32]) -> f64 {
     for entry in dir.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
         let dsh = hosts.contains(&pid) || std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| super::hosts::is_dsh_command(&c));
-        if let Some(start) = dsh.then(|| super::sockets::start_time(pid)).flatten() {
+        if let Some(start) = dsh.then(|| super::procs::start_time(pid)).flatten() {
             earliest = earliest.min(boot + start as f64 / ticks);
         }
     }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::sockets::{start_time, Proc};
+use super::procs::{start_time, Proc};
 
 /// The processes known to be DSH hosts, and what was learnt of the others.
 #[derive(Clone, Debug, Default)]
@@ -34,7 +34,7 @@ impl Hosts {
 
     /// Every DSH host process running now.
     pub fn live(&self) -> Vec<i32> {
-        let mut out: Vec<i32> = self.named.iter().filter(|p| start_time(p.pid) == Some(p.start)).map(|p| p.pid).collect();
+        let mut out: Vec<i32> = self.named.iter().filter(|p| p.alive()).map(|p| p.pid).collect();
         let Ok(dir) = std::fs::read_dir("/proc") else { return out };
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut now: HashMap<i32, (u64, bool)> = HashMap::with_capacity(seen.len());

@@ -57,6 +57,8 @@ pub mod isolate;
 #[cfg(target_os = "linux")]
 pub mod launch_files;
 #[cfg(target_os = "linux")]
+pub mod procs;
+#[cfg(target_os = "linux")]
 pub mod readonly;
 #[cfg(target_os = "linux")]
 pub mod removals;

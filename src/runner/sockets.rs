@@ -22,9 +22,10 @@
 //! memory a second time, so a thread cannot swap the address in between.
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::procs::{children_of, thread_group_of, Proc};
 
 /// What a socket address names, read from the caller's memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,23 +94,6 @@ pub struct Judge {
     /// The processes of this call, with their descendants; None: the
     /// supervisor's own children (it is their subreaper).
     pub tree: Option<Vec<Proc>>,
-}
-
-/// A process named by pid and start time (a pid alone may be reused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Proc {
-    pub pid: i32,
-    pub start: u64,
-}
-
-impl Proc {
-    pub fn of(pid: i32) -> Option<Proc> {
-        Some(Proc { pid, start: start_time(pid)? })
-    }
-
-    fn alive(&self) -> bool {
-        start_time(self.pid) == Some(self.start)
-    }
 }
 
 impl Judge {
@@ -298,33 +282,6 @@ fn socket_inodes(pid: i32) -> Vec<u64> {
         .collect()
 }
 
-/// A process's children, over all its threads.
-pub fn children_of(pid: i32) -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-    let mut out = Vec::new();
-    for t in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(text.split_whitespace().filter_map(|c| c.parse::<i32>().ok()));
-        }
-    }
-    out
-}
-
-/// The process a thread belongs to.
-pub fn thread_group_of(tid: i32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
-}
-
-/// A process's start time (clock ticks since boot), field 22 of its stat.
-pub fn start_time(pid: i32) -> Option<u64> {
-    let mut text = String::new();
-    std::fs::File::open(format!("/proc/{pid}/stat")).ok()?.read_to_string(&mut text).ok()?;
-    // The name (field 2) may hold spaces and parentheses: count from its end.
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
 fn fstat(fd: &OwnedFd) -> Result<libc::stat, i32> {
     // SAFETY: zeroed plain data, filled by fstat on a descriptor we own.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -505,10 +462,5 @@ mod tests {
         assert_eq!(decode(&ab), Some(Peer::UnixAbstract(b"\0name\0x".to_vec())), "an abstract name keeps every byte");
         assert_eq!(decode(&[1]), None);
         assert_eq!(decode(&(libc::AF_NETLINK as u16).to_ne_bytes()), Some(Peer::Other(libc::AF_NETLINK as u16)));
-    }
-
-    #[test]
-    fn this_process_start_time_is_read_past_a_name_with_parentheses() {
-        assert!(start_time(std::process::id() as i32).is_some());
     }
 }

@@ -31,7 +31,8 @@ use super::refusals::Refusals;
 use super::removals::Removals;
 use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
-use super::sockets::{judge_address, unix_address, Judge, Proc};
+use super::procs::Proc;
+use super::sockets::{judge_address, unix_address, Judge};
 
 /// What the supervisor keeps about the call's files.
 pub struct Files {
@@ -603,14 +604,14 @@ fn wait_inflight(inflight: &AtomicUsize) {
 /// the last process under the filter has exited.
 fn detach(listener: RawFd, judge: &Judge, files: &mut Files) {
     let me = std::process::id() as i32;
-    let tree: Vec<Proc> = super::sockets::children_of(me).into_iter().filter_map(Proc::of).collect();
+    let tree: Vec<Proc> = super::procs::children_of(me).into_iter().filter_map(Proc::of).collect();
     // Said on the call's standard error, which the plugin records in the
     // ledger: what of the call keeps running, fenced and supervised.
     let hand = files.hand.as_ref().map(|h| h.pid);
     // The call's init (init.rs) is ours: what it reaps is what was left.
     let left: Vec<String> = tree
         .iter()
-        .flat_map(|p| if super::init::is_init(p.pid) { super::sockets::children_of(p.pid) } else { vec![p.pid] })
+        .flat_map(|p| if super::init::is_init(p.pid) { super::procs::children_of(p.pid) } else { vec![p.pid] })
         .filter(|&p| Some(p) != hand)
         .map(|p| p.to_string())
         .collect();
@@ -859,7 +860,7 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>, own_pids
     let a = n.data.args;
     let (target, sig) = match n.data.nr as i64 {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => (a[0] as i32, a[1] as i32),
-        libc::SYS_tkill => (super::sockets::thread_group_of(a[0] as i32).unwrap_or(a[0] as i32), a[1] as i32),
+        libc::SYS_tkill => (super::procs::thread_group_of(a[0] as i32).unwrap_or(a[0] as i32), a[1] as i32),
         libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (a[0] as i32, a[2] as i32),
         libc::SYS_pidfd_send_signal => (pidfd_target(n.pid, a[0] as i32).unwrap_or(0), a[1] as i32),
         _ => return seccomp::answer(listener, n.id, Err(libc::ENOSYS)),
@@ -868,7 +869,7 @@ fn signal(listener: RawFd, n: &Notif, judge: &Judge, hand: Option<i32>, own_pids
     // nothing more for the call, which then knows nothing as its own).
     // In a process namespace of its own a pid names only the call's own
     // processes (and the supervisor reads none of them by it).
-    let to_hand = hand.is_some_and(|h| h == target || (!own_pids && super::sockets::thread_group_of(target) == Some(h)));
+    let to_hand = hand.is_some_and(|h| h == target || (!own_pids && super::procs::thread_group_of(target) == Some(h)));
     if !to_hand && (target <= 0 || own_pids || judge.in_call(target)) {
         return seccomp::let_run(listener, n.id);
     }
@@ -895,7 +896,7 @@ fn comm_of(pid: i32) -> String {
 const MAX_SEND: usize = 16 << 20;
 
 fn thread_group(tid: u32) -> Option<i32> {
-    super::sockets::thread_group_of(tid as i32)
+    super::procs::thread_group_of(tid as i32)
 }
 
 fn nonblocking(fd: &OwnedFd) -> bool {
