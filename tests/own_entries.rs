@@ -441,3 +441,50 @@ fn a_sidecar_name_beside_something_that_is_no_writable_database_stays() {
         assert!(w.path("ws/thesis-journal").exists(), "a database made in the call took a user's file for its journal: {}", text(&out));
     });
 }
+
+/// Python's rotating log handler on `app.log` with two backups, writing
+/// `lines` lines of a log that rotates every ~200 bytes.
+fn rotate(lines: u32) -> String {
+    format!("python3 -c \"import logging, logging.handlers as h; l = logging.getLogger('app'); l.addHandler(h.RotatingFileHandler('app.log', maxBytes=200, backupCount=2)); l.setLevel(logging.INFO); l.handlers[0].handleError = lambda r: (_ for _ in ()).throw(SystemExit(7)); [l.info('line %d of a log that rotates', i) for i in range({lines})]\"")
+}
+
+#[test]
+fn a_log_that_stood_before_the_call_rotates_its_numbered_backups() {
+    for_each_user("rotate", |w| {
+        let files = [("app.log", "line from an earlier call\n"), ("app.log.1", "older\n"), ("app.log.2", "oldest\n")];
+        same_as_unfenced(w, &files, &rotate(40));
+        assert!(!w.read("ws/app.log.2").contains("oldest"), "the oldest backup was rotated out");
+        assert!(w.read("ws/app.log").contains("line 39 "));
+        // A later call rotates again what this one made.
+        let out = w.fenced(&rotate(40));
+        assert!(out.status.success(), "{}", text(&out));
+    });
+}
+
+#[test]
+fn a_numbered_name_beside_no_log_of_the_users_stays() {
+    for_each_user("rotate-not", |w| {
+        w.write("ws/notes", "plain\n");
+        w.write("ws/notes.1", "my first draft\n");
+        w.write("ws/thesis.log.1", "a file named like a backup of a log that is not there\n");
+        w.write("ws/dir.log", "a log\n");
+        w.write("ws/dir.log.1/inner", "a folder named like a backup\n");
+        w.write("home/app.log", "a log the call may not write\n");
+        w.write("home/app.log.1", "its backup\n");
+        w.own();
+        for script in [
+            "rm notes.1".to_string(),
+            "echo made > thesis.log && rm thesis.log.1".to_string(),
+            "rm -rf dir.log.1".to_string(),
+            "mv dir.log dir.log.bak".to_string(),
+            format!("rm {}", w.p("home/app.log.1")),
+        ] {
+            let out = w.fenced(&script);
+            assert!(!out.status.success(), "`{script}` removed what is no log's backup: {}", text(&out));
+        }
+        assert_eq!(w.read("ws/notes.1"), "my first draft\n");
+        assert!(w.read("ws/thesis.log.1").starts_with("a file"), "a log the call made took the user's file for its backup");
+        assert!(w.path("ws/dir.log.1/inner").exists() && w.path("ws/dir.log").exists());
+        assert_eq!(w.read("home/app.log.1"), "its backup\n");
+    });
+}

@@ -31,6 +31,8 @@ pub mod keeper;
 #[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
+pub mod logs;
+#[cfg(target_os = "linux")]
 pub mod own;
 #[cfg(target_os = "linux")]
 pub mod refusals;

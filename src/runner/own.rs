@@ -114,6 +114,10 @@ pub struct Own {
     /// workspace, so grants inside them attach): the line's own `mkdir` of
     /// one, still empty, succeeds.
     premade: Vec<String>,
+    /// Logs that stood before the call and that the call moved to a backup
+    /// name ([`super::logs`]): the log made anew at that name keeps its
+    /// backups.
+    rotated: Vec<String>,
 }
 
 impl Own {
@@ -145,6 +149,16 @@ impl Own {
 
     pub fn was_premade(&self, path: &str) -> bool {
         self.premade.iter().any(|p| p == path)
+    }
+
+    pub fn rotate(&mut self, log: String) {
+        if !self.rotated(&log) {
+            self.rotated.push(log);
+        }
+    }
+
+    pub fn rotated(&self, log: &str) -> bool {
+        self.rotated.iter().any(|p| p == log)
     }
 }
 

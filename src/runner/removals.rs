@@ -11,6 +11,8 @@
 //! - the call's own entries ([`super::own`]: made by this call), removed or
 //!   renamed anywhere the call may make them;
 //! - a sidecar of an SQLite database the call may write ([`super::sidecars`]);
+//! - a numbered backup of a log the call may write, and a log moved to one
+//!   of its backup names ([`super::logs`]);
 //! - a rename that puts an own file in place of a file the call may
 //!   write: replacing is writing (the old content goes exactly as with
 //!   `>`), and the entry then stands where the user's stood and is the
@@ -129,7 +131,7 @@ pub fn unlink(scope: &mut Scope, t: &Target, rmdir: bool) -> Judged {
             return Judged::go();
         }
         let sidecar = || !id.is_dir() && super::sidecars::database_of(t).is_some_and(|(db, made)| !scope.own.holds(&made) && scope.rights.may_write(&db));
-        let theirs = !Rights::in_repository(t.real()) && (scope.removals.granted(t.real()) || sidecar());
+        let theirs = !Rights::in_repository(t.real()) && (scope.removals.granted(t.real()) || sidecar() || backup(scope, t, &id));
         if !scope.rights.changeable(t.real()) || !theirs {
             return Judged::refuse(scope, "delete", t.real());
         }
@@ -156,8 +158,20 @@ pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judg
     }
     let src_own = scope.own.holds(&src);
     let granted = !Rights::in_repository(from.real()) && scope.removals.granted(from.real());
-    if !scope.rights.changeable(from.real()) || !(src_own || granted) {
+    // A log moved to one of its backup names, or a backup to another: a
+    // write of the log (nothing of it is gone).
+    let rotated = (!src_own && !granted && !src.is_dir() && !Rights::in_repository(from.real()))
+        .then(|| super::logs::rotation(from, to, scope.own))
+        .flatten()
+        .filter(|log| scope.rights.may_write(log) && scope.rights.may_write(from.real()));
+    if !scope.rights.changeable(from.real()) || !(src_own || granted || rotated.is_some()) {
         return Judged::refuse(scope, "delete", from.real());
+    }
+    if let Some(log) = rotated.filter(|log| log == from.real()) {
+        // The log that stood before the call is made anew at its name by
+        // the program: its backups stay the log's. (Kept even if the
+        // rename then fails: it only widens what already was the log's.)
+        scope.own.rotate(log);
     }
     // Into a repository's `.git` only within one the call made itself.
     let repository_ok = !Rights::in_repository(to.real()) || identity_of(to.dir.as_fd()).is_some_and(|d| scope.own.holds(&d));
@@ -177,7 +191,7 @@ pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judg
     if flags & RENAME_NOREPLACE != 0 {
         return Judged::done(Err(libc::EEXIST));
     }
-    let dst_removable = scope.own.holds(&dst) || scope.removals.granted(to.real());
+    let dst_removable = scope.own.holds(&dst) || scope.removals.granted(to.real()) || (!Rights::in_repository(to.real()) && backup(scope, to, &dst));
     if flags & RENAME_EXCHANGE != 0 {
         // Each goes where the other was: both must be the call's to move.
         if !dst_removable {
@@ -198,6 +212,12 @@ pub fn rename(scope: &mut Scope, from: &Target, to: &Target, flags: u32) -> Judg
         return perform(from, to, flags, scope.own, gone, Some(src));
     }
     Judged::refuse(scope, "delete", to.real())
+}
+
+/// A numbered backup of a log the call may write, itself writable: the
+/// log's state ([`super::logs`]).
+fn backup(scope: &Scope, t: &Target, id: &Identity) -> bool {
+    !id.is_dir() && scope.rights.may_write(t.real()) && super::logs::log_of(t, scope.own).is_some_and(|log| scope.rights.may_write(&log))
 }
 
 /// Rename in the call's stead; on success forget what left the call's
