@@ -120,3 +120,77 @@ fn no_function_is_longer_than_a_reader_holds_in_view() {
     }
     assert!(long.is_empty(), "split these into named steps:\n{}", long.join("\n"));
 }
+
+/// The sibling modules a file's code (not its comments or its tests) names
+/// through `super::` or `crate::<stage>::`.
+fn sibling_uses(text: &str, stage: &str, siblings: &[String]) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        for prefix in ["super::".to_string(), format!("crate::{stage}::")] {
+            let mut rest = line;
+            while let Some(at) = rest.find(&prefix) {
+                rest = &rest[at + prefix.len()..];
+                let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if siblings.contains(&name) && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A circle through `from` in `graph`, if there is one.
+fn circle(graph: &BTreeMap<String, Vec<String>>, from: &str) -> Option<Vec<String>> {
+    let mut todo = vec![vec![from.to_string()]];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(path) = todo.pop() {
+        for next in graph.get(path.last().unwrap()).into_iter().flatten() {
+            if next == from {
+                return Some([path.clone(), vec![next.clone()]].concat());
+            }
+            if seen.insert(next.clone()) {
+                todo.push([path.clone(), vec![next.clone()]].concat());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_modules_of_a_stage_import_one_another_in_one_direction() {
+    let (src, files) = all();
+    let mut wrong = Vec::new();
+    let stages: std::collections::BTreeSet<String> = files.iter().filter(|f| f.parent() != Some(src.as_path())).map(|f| stage(&src, f)).collect();
+    for st in stages {
+        let dir = src.join(&st);
+        let mine: Vec<&PathBuf> = files.iter().filter(|f| f.parent() == Some(dir.as_path()) && f.file_name().is_some_and(|n| n != "mod.rs")).collect();
+        let siblings: Vec<String> = mine.iter().map(|f| f.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+        let graph: BTreeMap<String, Vec<String>> = mine
+            .iter()
+            .zip(&siblings)
+            .map(|(f, name)| (name.clone(), sibling_uses(&std::fs::read_to_string(f).unwrap(), &st, &siblings).into_iter().filter(|u| u != name).collect()))
+            .collect();
+        for name in &siblings {
+            if let Some(c) = circle(&graph, name) {
+                let text = format!("src/{st}: {}", c.join(" -> "));
+                if !wrong.iter().any(|w: &String| c.iter().all(|m| w.contains(m.as_str())) && w.starts_with(&format!("src/{st}:"))) {
+                    wrong.push(text);
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "modules that import each other, round in a circle:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_circle_of_imports_is_found() {
+    let siblings = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    assert_eq!(sibling_uses("use super::b::X; // super::c\n#[cfg(test)]\nuse super::c;", "runner", &siblings), vec!["b"]);
+    let graph: BTreeMap<String, Vec<String>> = [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"])].into_iter().map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect())).collect();
+    assert_eq!(circle(&graph, "a"), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    let line: BTreeMap<String, Vec<String>> = [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])].into_iter().map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect())).collect();
+    assert_eq!(circle(&line, "a"), None);
+}
