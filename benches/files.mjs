@@ -40,7 +40,7 @@ const work = {
   // One process each, so the interpreter's start is paid alike by both.
   create: py(`import os\nfor i in range(${n}): os.close(os.open(f"f{i}", os.O_CREAT|os.O_WRONLY, 0o644))`),
   'create+remove (own)': py(`import os\nfor i in range(${n}): os.close(os.open(f"g{i}", os.O_CREAT|os.O_WRONLY, 0o644))\nfor i in range(${n}): os.unlink(f"g{i}")`),
-  'remove (tool state)': py(`import os\nfor i in range(${n}): os.close(os.open(f"node_modules/h{i}", os.O_CREAT|os.O_WRONLY, 0o644))\nfor i in range(${n}): os.unlink(f"node_modules/h{i}")`),
+  'create+remove (tool state)': py(`import os\nfor i in range(${n}): os.close(os.open(f"node_modules/h{i}", os.O_CREAT|os.O_WRONLY, 0o644))\nfor i in range(${n}): os.unlink(f"node_modules/h{i}")`),
   'bash -c true': ['/bin/bash', '-c', 'true'],
 };
 const fenced = (argv) => [runner, 'run', '--profile-json', profile, '--fence-cache', cache, '--', ...argv];
@@ -54,6 +54,17 @@ function once(argv) {
 const clean = () => {
   for (const e of fs.readdirSync(ws)) if (/^[fg]\d+$/.test(e)) fs.rmSync(path.join(ws, e));
 };
+// Per operation, timed inside the call: a loop of creates, then of
+// removals of what it made, in the workspace (the supervisor's own-entry
+// way) and in tool state (Landlock grants delete; the filter lets it run).
+const perOp = (dir) =>
+  py(`import os, time\nn = ${n}\nt0 = time.perf_counter()\nfor i in range(n): os.close(os.open(f"${dir}p{i}", os.O_CREAT|os.O_WRONLY, 0o644))\nt1 = time.perf_counter()\nfor i in range(n): os.unlink(f"${dir}p{i}")\nt2 = time.perf_counter()\nprint((t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6)`);
+function timed(argv) {
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: ws, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${argv.join(' ').slice(0, 200)} exited ${r.status}: ${r.stderr}`);
+  return r.stdout.trim().split(/\s+/).map(Number);
+}
+const ops = {};
 const results = {};
 try {
   once(fenced(['/bin/true']));
@@ -73,6 +84,15 @@ try {
     }
     results[name] = { bare, fence };
   }
+  for (const [where, dir] of [['workspace (own)', ''], ['tool state', 'node_modules/']]) {
+    const o = { create: [[], []], remove: [[], []] };
+    for (let i = 0; i < rounds; i++) {
+      const [bc, br] = timed(perOp(dir));
+      const [fc, fr] = timed(fenced(perOp(dir)));
+      o.create[0].push(bc); o.create[1].push(fc); o.remove[0].push(br); o.remove[1].push(fr);
+    }
+    ops[where] = o;
+  }
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
   fs.rmSync(harness, { recursive: true, force: true });
@@ -84,4 +104,9 @@ for (const [name, { bare, fence }] of Object.entries(results)) {
   const f = median(fence);
   const per = name === 'bash -c true' ? '' : `  ${(((f - b) * 1000) / (name.includes('create+remove') ? 2 * n : n)).toFixed(1)} µs per ${name.includes('remove') && !name.includes('+') ? 'removal' : 'entry'}`;
   console.log(`${name.padEnd(22)} bare ${b.toFixed(1)} ms  fenced ${f.toFixed(1)} ms  (${(f / b).toFixed(2)}x)${per}`);
+}
+console.log('per operation, timed in the call (median of the rounds):');
+for (const [where, o] of Object.entries(ops)) {
+  const line = (k) => `${k} ${median(o[k][1]).toFixed(1)} µs (bare ${median(o[k][0]).toFixed(1)})`;
+  console.log(`  ${where.padEnd(16)} ${line('create')}  ${line('remove')}`);
 }
