@@ -462,6 +462,18 @@ fn a_log_that_stood_before_the_call_rotates_its_numbered_backups() {
 }
 
 #[test]
+fn a_timed_log_prunes_its_dated_backups_while_the_log_is_made_anew() {
+    for_each_user("rotate-timed", |w| {
+        let files = [("app.log", "from an earlier call\n"), ("app.log.2020-01-01_00-00-00", "old\n"), ("app.log.2020-01-02_00-00-00", "older\n")];
+        // The log's time decides when it rolls over: long ago, so at once.
+        let script = "touch -d 2021-06-01 app.log && python3 -c \"import logging, logging.handlers as h; hd = h.TimedRotatingFileHandler('app.log', when='S', backupCount=1); hd.handleError = lambda r: (_ for _ in ()).throw(SystemExit(7)); l = logging.getLogger('app'); l.addHandler(hd); l.setLevel(logging.INFO); l.info('after the rollover')\"";
+        same_as_unfenced(w, &files, script);
+        assert!(!w.path("ws/app.log.2020-01-01_00-00-00").exists() && !w.path("ws/app.log.2020-01-02_00-00-00").exists(), "the old dated backups were pruned");
+        assert!(w.read("ws/app.log").contains("after the rollover"));
+    });
+}
+
+#[test]
 fn a_numbered_name_beside_no_log_of_the_users_stays() {
     for_each_user("rotate-not", |w| {
         w.write("ws/notes", "plain\n");
@@ -471,10 +483,12 @@ fn a_numbered_name_beside_no_log_of_the_users_stays() {
         w.write("ws/dir.log.1/inner", "a folder named like a backup\n");
         w.write("home/app.log", "a log the call may not write\n");
         w.write("home/app.log.1", "its backup\n");
+        w.write("ws/other.log.1", "a backup of no log\n");
         w.own();
         for script in [
             "rm notes.1".to_string(),
             "echo made > thesis.log && rm thesis.log.1".to_string(),
+            "ln notes other.log && rm other.log.1".to_string(),
             "rm -rf dir.log.1".to_string(),
             "mv dir.log dir.log.bak".to_string(),
             format!("rm {}", w.p("home/app.log.1")),
@@ -484,6 +498,17 @@ fn a_numbered_name_beside_no_log_of_the_users_stays() {
         }
         assert_eq!(w.read("ws/notes.1"), "my first draft\n");
         assert!(w.read("ws/thesis.log.1").starts_with("a file"), "a log the call made took the user's file for its backup");
+        assert_eq!(w.read("ws/other.log.1"), "a backup of no log\n", "a hard link the call made took the user's file for a log's backup");
+        // A backup of another user's in a folder the call may write: the
+        // call could not write it, so it is no state of a log of its own.
+        if w.user.is_some() {
+            w.write("ws/shared.log", "a log\n");
+            w.write("ws/shared.log.1", "root's backup\n");
+            w.own();
+            std::os::unix::fs::chown(w.path("ws/shared.log.1"), Some(0), Some(0)).unwrap();
+            let out = w.fenced("rm -f shared.log.1");
+            assert_eq!(w.read("ws/shared.log.1"), "root's backup\n", "another user's backup went: {}", text(&out));
+        }
         assert!(w.path("ws/dir.log.1/inner").exists() && w.path("ws/dir.log").exists());
         assert_eq!(w.read("home/app.log.1"), "its backup\n");
     });

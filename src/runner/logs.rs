@@ -12,10 +12,13 @@
 //! Only plain files (never a folder, never through a link), only a log
 //! whose name ends in `.log`, only backups that name it with a number or a
 //! date (`app.log.3`, `app.log.2026-12-05`), in the same folder, and only
-//! beside a log that existed before the call or that this call rotated:
-//! a call must not make `notes.log` beside the user's `notes.log.1` to
-//! take that file for a backup (as a database the call makes takes no file
-//! of the user's for its journal).
+//! beside a log that existed before the call (not one the call made, nor a
+//! hard link it made) or that this call rotated: a call must not make
+//! `notes.log` beside the user's `notes.log.1` to take that file for a
+//! backup (as a database the call makes takes no file of the user's for
+//! its journal). Files of another user are never treated so (the call
+//! could not write them). What this can lose is at most what writing the
+//! backup could: the rule needs write on it.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd};
@@ -41,7 +44,9 @@ pub fn log_of(t: &Target, own: &Own) -> Option<String> {
     let name = t.name.to_str().ok()?;
     let log = log_named_by(name)?;
     let path = beside(t, log);
-    (plain_file(t, name) && plain_file(t, log) && standing(t, log, &path, own)).then_some(path)
+    // A log this call rotated may be missing for a moment (a timed handler
+    // prunes old backups before it opens the log anew).
+    (plain_file(t, name) && (own.rotated(&path) || plain_file(t, log) && standing(t, log, &path, own))).then_some(path)
 }
 
 /// Whether renaming `from` to `to` moves a log to one of its backups, or
@@ -60,10 +65,12 @@ pub fn rotation(from: &Target, to: &Target, own: &Own) -> Option<String> {
     log_of(from, own).filter(|_| log_named_by(from_name) == Some(log))
 }
 
-/// The log existed before the call (not the call's own), or this call
-/// moved the one that did to a backup and made it anew.
+/// The log existed before the call (not the call's own, and not a second
+/// name of another file: a hard link the call made is no log of the
+/// user's), or this call moved the one that did to a backup and made it
+/// anew.
 fn standing(t: &Target, log: &str, path: &str, own: &Own) -> bool {
-    own.rotated(path) || CString::new(log).ok().and_then(|c| super::own::identity_at(t.dir.as_fd(), &c)).is_some_and(|id| !own.holds(&id))
+    own.rotated(path) || CString::new(log).ok().and_then(|c| super::own::entry_at(t.dir.as_fd(), &c)).is_some_and(|(id, links)| links == 1 && !own.holds(&id))
 }
 
 fn beside(t: &Target, name: &str) -> String {
@@ -79,7 +86,12 @@ fn plain_file(t: &Target, name: &str) -> bool {
     let Ok(c) = CString::new(name) else { return false };
     // SAFETY: zeroed plain data filled by fstatat, the last name not followed.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    unsafe { libc::fstatat(t.dir.as_raw_fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG }
+    let found = unsafe { libc::fstatat(t.dir.as_raw_fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } == 0;
+    // The supervisor runs as the call's user: a file of another user in a
+    // folder the call may write could be unlinked, though not written.
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    found && st.st_mode & libc::S_IFMT == libc::S_IFREG && (euid == 0 || st.st_uid == euid)
 }
 
 #[cfg(test)]
