@@ -337,6 +337,40 @@ fn what_the_call_makes_has_its_umask_and_mode() {
     });
 }
 
+/// Nothing of the runner keeps a copy of what the call opened: once the
+/// call closes a file it made, no other process holds it open for writing
+/// (a read lease is granted at once, every time), so a script written and
+/// run straight away starts (a copy held elsewhere made it "Text file busy").
+#[test]
+fn a_file_the_call_made_and_closed_is_open_nowhere_else() {
+    for_each_user("closed", |w| {
+        let script = r##"python3 - <<'EOF'
+import fcntl, os, subprocess
+F_SETLEASE = 1024
+busy = 0
+for i in range(500):
+    name = f"run{i}.sh"
+    fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o755)
+    os.write(fd, b"#!/bin/sh\nexit 0\n")
+    os.close(fd)
+    r = os.open(name, os.O_RDONLY)
+    try:
+        fcntl.fcntl(r, F_SETLEASE, fcntl.F_RDLCK)
+        fcntl.fcntl(r, F_SETLEASE, fcntl.F_UNLCK)
+    except OSError:
+        busy += 1
+    os.close(r)
+    if i % 50 == 0:
+        subprocess.run([f"./{name}"], check=True)
+    os.remove(name)
+assert busy == 0, f"{busy} of 500 files were still open for writing elsewhere"
+EOF
+printf '#!/bin/sh\necho ran\n' > run.sh && chmod +x run.sh && ./run.sh && rm run.sh"##;
+        let out = same_as_unfenced(w, &[], script);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    });
+}
+
 #[test]
 fn an_unnamed_file_linked_into_place_is_the_calls_own() {
     for_each_user("tmpfile", |w| {

@@ -11,7 +11,7 @@
 //! the call remove what it makes (temp folders, tool state) nothing needs
 //! knowing, and the call runs as made. A create the fence refuses is named.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd, RawFd};
 
 use super::caller;
 use super::hand::{Hand, Made, Op, Request};
@@ -176,7 +176,7 @@ fn hand_over(listener: RawFd, n: &Notif, call: &Call, fd: OwnedFd) {
         return seccomp::answer(listener, n.id, Ok(0));
     }
     let cloexec = call.flags & libc::O_CLOEXEC as u64 != 0;
-    if let Err(e) = seccomp::answer_with_fd(listener, n.id, fd.as_raw_fd(), cloexec) {
+    if let Err(e) = seccomp::answer_with_fd(listener, n.id, fd, cloexec) {
         // The caller is gone (ENOENT), or has no room for another
         // descriptor (EMFILE): say so, as its open would have.
         if e != libc::ENOENT {

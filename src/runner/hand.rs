@@ -77,6 +77,9 @@ pub enum Made {
 }
 
 const REQUEST: usize = std::mem::size_of::<Request>();
+/// The hand's word, after an answer that carried a descriptor, that its
+/// own copy is closed.
+const CLOSED: u8 = 0xc1;
 const MAX_MESSAGE: usize = REQUEST + 2 * 4096 + 256;
 const __O_TMPFILE: i32 = 0o20000000;
 
@@ -176,7 +179,15 @@ impl Serving {
         let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&self.buf[..n], fds, self.uid, self.gid) };
         let bytes = as_bytes(&answer.0);
         let fd = answer.1.as_ref().map_or(-1, |f| f.as_raw_fd());
-        send_with_fd(self.chan, bytes, fd).is_ok()
+        if send_with_fd(self.chan, bytes, fd).is_err() {
+            return false;
+        }
+        // The entry is the caller's alone once this copy is closed: kept
+        // open here while the call goes on, a file made for writing would
+        // stay busy (an exec of it fails with ETXTBSY). Closed, then said.
+        let sent_fd = answer.1.is_some();
+        drop(answer);
+        !sent_fd || send_with_fd(self.chan, &[CLOSED], -1).is_ok()
     }
 }
 
@@ -390,10 +401,30 @@ impl Hand {
             Made::Exists
         } else {
             match fds.pop() {
-                Some(fd) => Made::Entry(fd),
+                Some(fd) => {
+                    // The caller waits until the hand's copy is closed (see
+                    // Serving::answer_one); a hand that never says so is
+                    // lost, and the entry made is still the call's.
+                    if !self.closed_its_copy() {
+                        self.lost();
+                    }
+                    Made::Entry(fd)
+                }
                 None => Made::Unknown,
             }
         })
+    }
+
+    /// Wait for the hand's word that its copy of the descriptor it passed
+    /// is closed.
+    fn closed_its_copy(&mut self) -> bool {
+        let mut p = libc::pollfd { fd: self.chan.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd.
+        if unsafe { libc::poll(&mut p, 1, PATIENCE_MS) } != 1 {
+            return false;
+        }
+        let mut word = [0u8; 1];
+        matches!(receive(self.chan.as_raw_fd(), &mut word), Some((1, fds)) if fds.is_empty() && word[0] == CLOSED)
     }
 
     /// The hand stopped answering: make nothing more, and end a hand of

@@ -6,7 +6,7 @@
 //! pointer, a request number); what needs the process's memory (a socket
 //! address) goes to the supervisor ([`super::supervise`]).
 
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 // include/uapi/linux/seccomp.h, filter.h, audit.h.
 const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
@@ -265,19 +265,22 @@ struct NotifAddfd {
 }
 // _IOW('!', 3, struct seccomp_notif_addfd)
 const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
-/// Add the descriptor and answer the call with its number, in one step.
-const SECCOMP_ADDFD_FLAG_SEND: u32 = 1 << 1;
-
 /// Answer notification `id` with a new descriptor of the caller's, a copy
 /// of `fd` (the lowest free number, close-on-exec when `cloexec`), as the
 /// call's result — what an open the supervisor did in its stead returns.
-pub fn answer_with_fd(listener: RawFd, id: u64, fd: RawFd, cloexec: bool) -> Result<(), i32> {
-    let add = NotifAddfd { id, flags: SECCOMP_ADDFD_FLAG_SEND, srcfd: fd as u32, newfd: 0, newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 } };
+/// `fd` is closed before the caller goes on: a copy the supervisor still
+/// held while the call ran would keep a file made for writing busy (an exec
+/// of it fails with ETXTBSY), so the descriptor is added first and the call
+/// answered after.
+pub fn answer_with_fd(listener: RawFd, id: u64, fd: OwnedFd, cloexec: bool) -> Result<(), i32> {
+    let add = NotifAddfd { id, flags: 0, srcfd: fd.as_raw_fd() as u32, newfd: 0, newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 } };
     // SAFETY: a listener descriptor and an addfd struct of the size the request names.
     let r = unsafe { libc::ioctl(listener, IOCTL_NOTIF_ADDFD as _, &add as *const NotifAddfd) };
     if r < 0 {
         return Err(errno());
     }
+    drop(fd);
+    answer(listener, id, Ok(i64::from(r)));
     Ok(())
 }
 
