@@ -302,6 +302,9 @@ fn npxs_cache_is_read_only_to_every_call_but_the_package_managers_own() {
         assert!(refused(&fenced, "plant"), "hidden code planted a package in npx's cache: {fenced}");
         assert_eq!(fenced["cache"], "ok", "npm's content-addressed cache stays writable: {fenced}");
         assert!(!Path::new(&planted).exists());
+        // The cache was made empty to be shut, and stays so (as npx's
+        // first run leaves it), with nothing of the call's in it.
+        assert_eq!(fs::read_dir(w.p("home/.npm/_npx")).map(|d| d.count()).ok(), Some(0), "the shut cache is not an empty folder");
         // npx's own call (the decision grants it the cache for the call).
         // (The decision also names the cache among the folders the line
         // makes, when it is missing: the runner makes it first.)

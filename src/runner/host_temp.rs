@@ -111,16 +111,20 @@ pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
 
 /// Rewrite the record in place, its checksum last: it changes with every
 /// change in the temp folder, and making a new file each time costs more
-/// than the listing it saves (ext4). A reader that meets a record cut
-/// short or interleaved by two writers finds the checksum wrong and lists.
+/// than the listing it saves (ext4). Written over from the start and cut
+/// only when it shrinks: emptying it first cost 0.2-0.3 ms (ext4 frees and
+/// journals its block), and a new record mostly has the old one's length.
+/// A reader that meets a record cut short or interleaved by two writers
+/// finds the checksum wrong and lists.
 fn write_now(file: &Path, text: &str) {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let whole = format!("{text}sum {}\n", checksum(text));
     let opened = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(file);
     match opened {
-        Ok(mut f) => {
-            if f.set_len(0).is_err() || f.write_all(whole.as_bytes()).is_err() {
+        Ok(f) => {
+            let len = whole.len() as u64;
+            let longer = f.metadata().map_or(true, |m| m.len() > len);
+            if f.write_all_at(whole.as_bytes(), 0).is_err() || (longer && f.set_len(len).is_err()) {
                 let _ = std::fs::remove_file(file);
             }
         }
@@ -278,4 +282,40 @@ pub fn hide(folders: &[String]) -> Result<usize, String> {
         hidden += 1;
     }
     Ok(hidden)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(stamps: &str, covered: &[&str]) -> String {
+        let mut text = format!("judged 100\n{stamps}");
+        for c in covered {
+            text.push_str(&format!("cover {c}\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn a_record_rewritten_in_place_reads_back_as_the_last_one_written_whatever_its_length() {
+        let dir = std::env::temp_dir().join(format!("dsh-allow-host-temp-now-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(NOW);
+        let stamps = "stamp 1 2 3.000000004 /tmp\n";
+        write_now(&file, &record(stamps, &["/tmp/dsh-spill-a", "/tmp/dsh-spill-bb", "/tmp/dsh-subprocess-c"]));
+        assert_eq!(read_now(&file, stamps).map(|(_, c)| c.len()), Some(3));
+        // Shorter: what was beyond it is cut.
+        write_now(&file, &record(stamps, &["/tmp/dsh-spill-a"]));
+        assert_eq!(read_now(&file, stamps), Some((100.0, vec!["/tmp/dsh-spill-a".to_string()])));
+        // Longer again, and other stamps: the old record no longer answers.
+        write_now(&file, &record(stamps, &["/tmp/dsh-spill-a", "/tmp/dsh-spill-zz"]));
+        assert_eq!(read_now(&file, stamps).map(|(_, c)| c), Some(vec!["/tmp/dsh-spill-a".to_string(), "/tmp/dsh-spill-zz".to_string()]));
+        assert_eq!(read_now(&file, "stamp 1 2 9.000000004 /tmp\n"), None);
+        // A record changed behind the checksum's back is not believed.
+        let text = std::fs::read_to_string(&file).unwrap().replace("spill-zz", "spill-yy");
+        std::fs::write(&file, text).unwrap();
+        assert_eq!(read_now(&file, stamps), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -176,13 +176,12 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     let names = judge.clone();
     // The host's temp folders, listed once for the supervisor and the child.
     let host_folders = host_temp::folders(cache_dir.as_deref(), &hosts);
-    // Code caches made empty to be shut, taken away after if still empty.
+    // Code caches (made empty where missing) to be shut.
     let caches = code_caches::prepare(&req);
-    let caches_made = caches.made.clone();
     let files = files_of(&req, &rules, made, &host_folders);
     // Mounted by every call after any held namespace is joined: they
     // change between calls, so no keeper holds them.
-    plan.per_call = held::PerCall { launch: launch_present, caches: caches.shut, host_folders };
+    plan.per_call = held::PerCall { launch: launch_present, caches, host_folders };
     // Only a workspace-write session changes files: in any other
     // nothing is made or removed, and nothing is watched.
     let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
@@ -216,10 +215,7 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
         status: -1,
         granted: Box::new(move |p| names.names_socket(p)),
         report,
-        settle: Box::new(move || {
-            launch_files::settle(&launch_missing);
-            code_caches::settle(&caches_made);
-        }),
+        settle: Box::new(move || launch_files::settle(&launch_missing)),
     };
     supervise::run(child, judge, files)
 }
