@@ -151,11 +151,19 @@ pub fn parse(text: &str) -> Option<Entry> {
     let mut e = Entry {
         key: head.key.to_string(),
         id: head.id.to_string(),
-        folders: head.folders,
+        folders: BTreeMap::new(),
         found: BTreeMap::new(),
         listed: BTreeMap::new(),
         rules: Rules { handled: head.handled, rules: Vec::new() },
     };
+    for folder in folder_lines(head.folders) {
+        let (path, stamp) = folder?;
+        let seen = match stamp {
+            Some(stamp) => Some(Seen::parse(stamp)?),
+            None => None,
+        };
+        e.folders.insert(path.to_string(), seen);
+    }
     for line in head.body.split('\n') {
         if line == "end" {
             return Some(e);
@@ -177,13 +185,16 @@ pub fn parse(text: &str) -> Option<Entry> {
     None
 }
 
-/// An entry's first lines: its key, name, rights and folders; `body` is
-/// the rest (lookups, listings, rules), read only when needed.
+/// An entry's first lines: its key, name and rights, and where its folders
+/// and the rest (lookups, listings, rules) are; each part is read only
+/// when needed (every call reads the head: parsing all of it cost more
+/// than the rest of the runner's own work).
 struct Head<'t> {
     key: &'t str,
     id: &'t str,
     handled: u64,
-    folders: BTreeMap<String, Option<Seen>>,
+    /// The `folder` and `unsettled` lines.
+    folders: &'t str,
     body: &'t str,
 }
 
@@ -200,24 +211,41 @@ fn head(text: &str) -> Option<Head<'_>> {
     let key = line()?.strip_prefix("key ")?;
     let id = line()?.strip_prefix("id ")?;
     let handled = line()?.strip_prefix("handled ")?.parse().ok()?;
-    let mut folders = BTreeMap::new();
+    let folders = rest;
+    let mut end = 0;
     loop {
         let (l, r) = rest.split_once('\n')?;
-        if let Some(f) = l.strip_prefix("folder ") {
-            let mut f = f.splitn(5, ' ');
-            let seen = Seen {
-                dev: f.next()?.parse().ok()?,
-                ino: f.next()?.parse().ok()?,
-                mtime_ns: f.next()?.parse().ok()?,
-                ctime_ns: f.next()?.parse().ok()?,
-            };
-            folders.insert(f.next()?.to_string(), Some(seen));
-        } else if let Some(path) = l.strip_prefix("unsettled ") {
-            folders.insert(path.to_string(), None);
-        } else {
-            return Some(Head { key, id, handled, folders, body: rest });
+        if !l.starts_with("folder ") && !l.starts_with("unsettled ") {
+            return Some(Head { key, id, handled, folders: &folders[..end], body: rest });
         }
+        end += l.len() + 1;
         rest = r;
+    }
+}
+
+/// Each folder line: the path, and its stamp's text when settled (`None`
+/// for the whole item when the line is malformed).
+fn folder_lines(block: &str) -> impl Iterator<Item = Option<(&str, Option<&str>)>> {
+    block.split_terminator('\n').map(|l| {
+        if let Some(path) = l.strip_prefix("unsettled ") {
+            return Some((path, None));
+        }
+        let f = l.strip_prefix("folder ")?;
+        // Four numbers, then the path (which may hold spaces).
+        let mut cut = 0;
+        for _ in 0..4 {
+            cut += f[cut..].find(' ')? + 1;
+        }
+        Some((&f[cut..], Some(&f[..cut - 1])))
+    })
+}
+
+impl Seen {
+    /// A folder line's stamp: device, inode, mtime and ctime.
+    fn parse(stamp: &str) -> Option<Seen> {
+        let mut f = stamp.split(' ');
+        let seen = Seen { dev: f.next()?.parse().ok()?, ino: f.next()?.parse().ok()?, mtime_ns: f.next()?.parse().ok()?, ctime_ns: f.next()?.parse().ok()? };
+        f.next().is_none().then_some(seen)
     }
 }
 
@@ -394,7 +422,9 @@ impl Reused {
     pub fn rules(&self) -> Option<Rules> {
         let head = head(&self.text)?;
         let mut rules = Vec::new();
-        for line in head.body.lines() {
+        // The rules come last, after the lookups and listings.
+        let from = if head.body.starts_with("rule ") { 0 } else { head.body.find("\nrule ").map_or(head.body.len(), |i| i + 1) };
+        for line in head.body[from..].lines() {
             if let Some(rest) = line.strip_prefix("rule ") {
                 rules.push(rule_line(rest)?);
             }
@@ -503,26 +533,43 @@ impl Cache {
         let (slot, text) = self.find(key)?;
         let began = now_ns()?;
         let h = head(&text)?;
-        // Every walk looks in `/`: an entry without it was not written by a
-        // compile, and would never go stale.
-        if h.key != key || !h.folders.contains_key("/") {
+        if h.key != key {
             return None;
         }
-        let doubted: Vec<(&String, Option<Seen>)> =
-            h.folders.iter().map(|(f, vouched)| (f, vouched, Seen::now(f))).filter(|(_, vouched, seen)| vouched.is_none() || seen != *vouched).map(|(f, _, seen)| (f, seen)).collect();
+        // Each folder as it is now, against its stamp (one lstat each; a
+        // stamp is parsed only where the folder's text is not the same).
+        let mut rooted = false;
+        let mut doubted: Vec<(&str, Option<Seen>, bool)> = Vec::new();
+        for folder in folder_lines(h.folders) {
+            let (path, stamp) = folder?;
+            rooted |= path == "/";
+            let now = Seen::now(path);
+            let vouches = match (stamp, &now) {
+                (Some(stamp), Some(now)) => Seen::parse(stamp)? == *now,
+                _ => false,
+            };
+            if !vouches {
+                doubted.push((path, now, stamp.is_none()));
+            }
+        }
+        // Every walk looks in `/`: an entry without it was not written by a
+        // compile, and would never go stale.
+        if !rooted {
+            return None;
+        }
         if doubted.is_empty() {
             return Reused::of(text, slot);
         }
         // Some folder does not vouch: what was found there is proven again.
         let mut e = parse(&text)?;
         let found = e.found.clone();
-        let names: std::collections::BTreeSet<&str> = doubted.iter().map(|(f, _)| f.as_str()).collect();
+        let names: std::collections::BTreeSet<&str> = doubted.iter().map(|(f, _, _)| *f).collect();
         let proven = prove(&mut e, &names)?;
         let mut settled_since = false;
-        for (folder, seen) in &doubted {
+        for (folder, seen, unsettled) in &doubted {
             let now = seen.clone().filter(|s| s.settled(folder, began));
             // Unsettled when kept, and still since: a compile right after a change.
-            settled_since |= now.is_some() && (proven >= REFRESH_AT || h.folders.get(*folder) == Some(&None));
+            settled_since |= now.is_some() && (proven >= REFRESH_AT || *unsettled);
             e.folders.insert(folder.to_string(), now);
         }
         // Another file where one was found (the same kind: the rules hold):
@@ -669,4 +716,45 @@ fn open_no_symlinks(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
     }
     // SAFETY: a new descriptor, owned here.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        let seen = |n: u64| Some(Seen { dev: 1, ino: n, mtime_ns: 1_700_000_000_123_456_789, ctime_ns: -5 });
+        let folders = BTreeMap::from([("/".to_string(), seen(2)), ("/etc".to_string(), seen(3)), ("/home/me/My Files".to_string(), seen(4)), ("/tmp".to_string(), None)]);
+        let looked = |found, id| Looked { found, id };
+        let found = BTreeMap::from([
+            ("/etc/hosts".to_string(), looked(Found::File, Some((1, 9)))),
+            ("/home/me/My Files/a b".to_string(), looked(Found::Dir, Some((1, 10)))),
+            ("/tmp/gone".to_string(), looked(Found::Missing, None)),
+            ("/etc/rule x".to_string(), looked(Found::Link("../elsewhere rule 3".to_string()), None)),
+        ]);
+        let listed = BTreeMap::from([("/etc".to_string(), 77u64)]);
+        let rules = Rules { handled: 32767, rules: vec![("/etc/hosts".to_string(), 1), ("/home/me/My Files".to_string(), 3)] };
+        Entry { key: "version=1 {\"x\":1}".to_string(), id: "abc".to_string(), folders, found, listed, rules }
+    }
+
+    #[test]
+    fn an_entry_reads_back_as_it_was_written_folders_with_spaces_and_unsettled_ones_included() {
+        let e = entry();
+        let text = render(&e).unwrap();
+        assert_eq!(parse(&text), Some(e.clone()));
+        let r = Reused::of(text, PathBuf::from("/nowhere")).unwrap();
+        assert_eq!(r.id, "abc");
+        assert_eq!(r.rules(), Some(e.rules.clone()));
+        assert_eq!(r.ids().get("/etc/hosts"), Some(&(1, 9)));
+    }
+
+    #[test]
+    fn a_damaged_stamp_or_an_entry_cut_short_is_no_entry() {
+        let text = render(&entry()).unwrap();
+        assert_eq!(parse(&text.replace("folder 1 3 ", "folder 1 x3 ")), None);
+        assert_eq!(parse(&text.replace("folder 1 3 1700000000123456789 -5 /etc\n", "folder 1 3 1700000000123456789 /etc\n")), None);
+        assert_eq!(parse(&text[..text.len() - 4]), None);
+        let rules_only = text.find("\nrule ").unwrap();
+        assert_eq!(parse(&text[..rules_only + 1]), None);
+    }
 }
