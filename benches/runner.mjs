@@ -42,6 +42,13 @@ fs.writeFileSync(path.join(ws, 'Cargo.toml'), '[package]\nname = "x"\n');
 const repo = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-repo-'));
 fs.writeFileSync(path.join(repo, 'Cargo.toml'), '[package]\nname = "x"\n');
 if (spawnSync('git', ['init', '-q', repo]).status !== 0) throw new Error('git init failed');
+// Another, where a file is made just before each call (as the model's
+// edits do between calls): the workspace's times no longer vouch for what
+// the kept fence looked up there, which is proven again.
+const edited = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-edited-'));
+if (spawnSync('git', ['init', '-q', edited]).status !== 0) throw new Error('git init failed');
+let edits = 0;
+const edit = () => fs.writeFileSync(path.join(edited, `edit-${edits++ % 50}.txt`), 'x');
 // The harness's home, and in it where the plugin keeps compiled fences (a
 // protected path, as it must be) and the profiles it hands the runner.
 const harness = fs.mkdtempSync(path.join(home, '.dsh-allow-bench-harness-'));
@@ -61,9 +68,9 @@ const profile = (enforce, { workspace = ws, persistence = 'shut', cache } = {}) 
     enforce,
     persistence,
   });
-const profileFile = (r) => {
-  const file = path.join(profilesDir, `${r === runner ? 'this' : 'against'}.json`);
-  fs.writeFileSync(file, profile('full', { workspace: repo, cache: cacheOf(r) }));
+const profileFile = (r, workspace = repo) => {
+  const file = path.join(profilesDir, `${r === runner ? 'this' : 'against'}${workspace === repo ? '' : '-edited'}.json`);
+  fs.writeFileSync(file, profile('full', { workspace, cache: cacheOf(r) }));
   return file;
 };
 
@@ -79,6 +86,7 @@ function variantsOf(r, tag) {
     [`kept, repository shut${tag}`]: [r, 'run', ...kept({ workspace: repo }), '--', ...target],
     [`kept, repository open${tag}`]: [r, 'run', ...kept({ workspace: repo, persistence: 'open' }), '--', ...target],
     [`bash -c true, as the plugin${tag}`]: [r, 'run', '--profile-file', profileFile(r), '--fence-cache', c, '--', ...bash],
+    [`bash -c true, as the plugin, a file just made${tag}`]: [r, 'run', '--profile-file', profileFile(r, edited), '--fence-cache', c, '--', ...bash],
   };
 }
 const variants = {
@@ -87,10 +95,11 @@ const variants = {
   ...variantsOf(runner, ''),
   ...(against ? variantsOf(against, ' (against)') : {}),
 };
-const cwdOf = (k) => (k.includes('repository') || k.startsWith('bash') ? repo : ws);
+const cwdOf = (k) => (k.includes('a file just made') ? edited : k.includes('repository') || k.startsWith('bash') ? repo : ws);
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
 const TICK_MS = 1000 / 100; // USER_HZ, for the keeper's /proc stat
 function once(k, argv, cwd) {
+  if (cwd === edited) edit();
   const t0 = process.hrtime.bigint();
   const r = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -99,6 +108,7 @@ function once(k, argv, cwd) {
 }
 /** CPU time of one run and all it starts (ms), by perf's task clock. */
 function cpuOf(argv, cwd) {
+  if (cwd === edited) edit();
   const r = spawnSync('perf', ['stat', '-x', ',', '-e', 'task-clock', '--', ...argv], { cwd, encoding: 'utf8' });
   if (r.status !== 0) return undefined;
   const line = r.stderr.split('\n').find((l) => l.includes('task-clock'));
@@ -165,7 +175,7 @@ try {
   }
   for (const [r, tag] of [[runner, ''], [against, ' (against)']].filter(([r]) => r)) {
     const k = `bash -c true, as the plugin${tag}`;
-    // The keeper answers every variant that keeps fences (four a round).
+    // The keeper answers every variant that keeps fences, once a round.
     const asked = Object.values(variants).filter((argv) => argv[0] === r && argv.includes('--fence-cache')).length * rounds;
     const keeper = keeperBefore[r] === undefined ? 0 : (keeperCpu(r) - keeperBefore[r]) / asked;
     const wall = median(samples[k]) / median(samples['bash -c true, bare']);
@@ -177,5 +187,6 @@ try {
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });
   fs.rmSync(repo, { recursive: true, force: true });
+  fs.rmSync(edited, { recursive: true, force: true });
   fs.rmSync(harness, { recursive: true, force: true });
 }

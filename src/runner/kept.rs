@@ -560,32 +560,32 @@ impl Cache {
         if doubted.is_empty() {
             return Reused::of(text, slot);
         }
-        // Some folder does not vouch: what was found there is proven again.
-        let mut e = parse(&text)?;
-        let found = e.found.clone();
+        // Some folder does not vouch (the workspace, after a file was made
+        // there): what was found there is proven again, read from the text;
+        // the entry is parsed whole only to be rewritten.
         let names: std::collections::BTreeSet<&str> = doubted.iter().map(|(f, _, _)| *f).collect();
-        let proven = prove(&mut e, &names)?;
-        let mut settled_since = false;
-        for (folder, seen, unsettled) in &doubted {
-            let now = seen.clone().filter(|s| s.settled(folder, began));
-            // Unsettled when kept, and still since: a compile right after a change.
-            settled_since |= now.is_some() && (proven >= REFRESH_AT || *unsettled);
-            e.folders.insert(folder.to_string(), now);
-        }
-        // Another file where one was found (the same kind: the rules hold):
-        // the entry names the files as they are now, under a new name.
-        let moved = e.found != found;
-        if moved {
-            e.id = new_id();
-        }
-        // Or lookups proven one by one in folders that have settled since
-        // (many of them, or none vouched when kept): their times vouch from
-        // now on.
-        if moved || settled_since {
-            let text = render(&e)?;
-            let _ = self.write(&slot, &text);
+        let (proven, moved) = prove_text(h.body, &names)?;
+        // Unsettled when kept, and still since: a compile right after a change.
+        let settled_since = doubted.iter().any(|(folder, seen, unsettled)| seen.as_ref().is_some_and(|s| s.settled(folder, began)) && (proven >= REFRESH_AT || *unsettled));
+        if !moved && !settled_since {
             return Reused::of(text, slot);
         }
+        // Another file where one was found (the same kind: the rules hold):
+        // the entry names the files as they are now, under a new name. Or
+        // lookups proven one by one in folders that have settled since
+        // (many of them, or none vouched when kept): their times vouch from
+        // now on.
+        let mut e = parse(&text)?;
+        let found = e.found.clone();
+        prove(&mut e, &names)?;
+        for (folder, seen, _) in &doubted {
+            e.folders.insert(folder.to_string(), seen.clone().filter(|s| s.settled(folder, began)));
+        }
+        if e.found != found {
+            e.id = new_id();
+        }
+        let text = render(&e)?;
+        let _ = self.write(&slot, &text);
         Reused::of(text, slot)
     }
 
@@ -666,6 +666,43 @@ fn prove(e: &mut Entry, doubted: &std::collections::BTreeSet<&str>) -> Option<us
         }
     }
     Some(made)
+}
+
+/// [`prove`], read from an entry's text (its lookups, listings and rules):
+/// the number of lookups made, and whether one found another file of the
+/// same kind; `None` at the first that finds something else.
+fn prove_text(body: &str, doubted: &std::collections::BTreeSet<&str>) -> Option<(usize, bool)> {
+    let (mut made, mut moved) = (0, false);
+    for line in body.split('\n') {
+        let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match kind {
+            "found" | "link" => {
+                let (path, looked) = found_line(kind, rest)?;
+                if path == "/" || !doubted.contains(paths::parent(path)) {
+                    continue;
+                }
+                made += 1;
+                let now = Looked::at(path)?;
+                if now.found != looked.found {
+                    return None;
+                }
+                moved |= now != looked;
+            }
+            "list" => {
+                let (hash, path) = rest.split_once(' ')?;
+                if doubted.contains(path) {
+                    made += LISTING_WEIGHT;
+                    if names_hash(entries(path).as_deref()) != hash.parse::<u64>().ok()? {
+                        return None;
+                    }
+                }
+            }
+            // The rules come last: nothing more to prove.
+            "rule" | "end" => return Some((made, moved)),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The text of a kept entry, if it is ours and whole.
