@@ -140,6 +140,7 @@ const VARIANTS = {
   b: 'dsh-allow, kept fences on',
   c: 'dsh-allow, kept fences off',
 }
+mkdirSync(testOutput(), { recursive: true })
 const templateRoot = mkdtempSync(join(testOutput(), 'bench-host-template-'))
 const template = join(templateRoot, 'ws')
 populate(template)

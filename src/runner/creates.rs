@@ -165,22 +165,27 @@ pub fn create(listener: RawFd, n: &Notif, m: &mut Maker) {
             if let Some(id) = identity_of(fd.as_fd()) {
                 m.own.insert(id);
             }
-            hand_over(listener, n, &call, fd)
+            hand_over(listener, n, &call, fd, hand)
         }
     }
 }
 
-/// The caller's result: an open gets the descriptor, the rest succeed.
-fn hand_over(listener: RawFd, n: &Notif, call: &Call, fd: OwnedFd) {
+/// The caller's result: an open gets the descriptor, the rest succeed;
+/// either once the hand's copy is closed, as the supervisor's is.
+fn hand_over(listener: RawFd, n: &Notif, call: &Call, fd: OwnedFd, hand: &mut Hand) {
     if call.op != Op::Open {
+        drop(fd);
+        hand.closed();
         return seccomp::answer(listener, n.id, Ok(0));
     }
     let cloexec = call.flags & libc::O_CLOEXEC as u64 != 0;
-    if let Err(e) = seccomp::answer_with_fd(listener, n.id, fd, cloexec) {
+    let added = seccomp::add_fd(listener, n.id, fd, cloexec);
+    hand.closed();
+    match added {
+        Ok(number) => seccomp::answer(listener, n.id, Ok(number)),
         // The caller is gone (ENOENT), or has no room for another
         // descriptor (EMFILE): say so, as its open would have.
-        if e != libc::ENOENT {
-            seccomp::answer(listener, n.id, Err(e));
-        }
+        Err(e) if e != libc::ENOENT => seccomp::answer(listener, n.id, Err(e)),
+        Err(_) => {}
     }
 }

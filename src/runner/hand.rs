@@ -342,6 +342,8 @@ pub struct Hand {
     /// signals itself).
     pub ns_pid: i32,
     alive: bool,
+    /// The hand passed a descriptor and has not yet said its copy is closed.
+    closing: bool,
 }
 
 /// How long the supervisor waits for one answer: the hand makes one entry,
@@ -357,7 +359,7 @@ impl Hand {
         let (n, sender) = super::caller::receive_with_sender(chan.as_raw_fd(), &mut pid)?;
         // Known: the answers that follow carry descriptors, not credentials.
         super::caller::pass_credentials(chan.as_raw_fd(), false);
-        (n == 4).then(|| Hand { chan, pid: sender, ns_pid: i32::from_ne_bytes(pid), alive: true })
+        (n == 4).then(|| Hand { chan, pid: sender, ns_pid: i32::from_ne_bytes(pid), alive: true, closing: false })
     }
 
     pub fn alive(&self) -> bool {
@@ -368,6 +370,7 @@ impl Hand {
     /// own call then runs as made, judged by the kernel, and is not known
     /// as the call's own).
     pub fn make(&mut self, req: Request, path: &[u8], extra: &[u8], base: Option<&OwnedFd>, sock: Option<&OwnedFd>) -> Option<Made> {
+        self.closed();
         if !self.alive {
             return None;
         }
@@ -402,12 +405,9 @@ impl Hand {
         } else {
             match fds.pop() {
                 Some(fd) => {
-                    // The caller waits until the hand's copy is closed (see
-                    // Serving::answer_one); a hand that never says so is
-                    // lost, and the entry made is still the call's.
-                    if !self.closed_its_copy() {
-                        self.lost();
-                    }
+                    // Its word that its copy is closed follows: awaited by
+                    // [`Hand::closed`] before the caller goes on.
+                    self.closing = true;
                     Made::Entry(fd)
                 }
                 None => Made::Unknown,
@@ -415,16 +415,23 @@ impl Hand {
         })
     }
 
-    /// Wait for the hand's word that its copy of the descriptor it passed
-    /// is closed.
-    fn closed_its_copy(&mut self) -> bool {
-        let mut p = libc::pollfd { fd: self.chan.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one pollfd.
-        if unsafe { libc::poll(&mut p, 1, PATIENCE_MS) } != 1 {
-            return false;
+    /// Wait for the hand's word that its copy of the descriptor it last
+    /// passed is closed (see [`Serving::answer_one`]): called before the
+    /// caller goes on, after the supervisor's own work on the entry (so the
+    /// word has mostly come by then), and before the next request. A hand
+    /// that never says so is lost; the entry it made is still the call's.
+    pub fn closed(&mut self) {
+        if !std::mem::take(&mut self.closing) || !self.alive {
+            return;
         }
+        let mut p = libc::pollfd { fd: self.chan.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         let mut word = [0u8; 1];
-        matches!(receive(self.chan.as_raw_fd(), &mut word), Some((1, fds)) if fds.is_empty() && word[0] == CLOSED)
+        // SAFETY: one pollfd.
+        let said = unsafe { libc::poll(&mut p, 1, PATIENCE_MS) } == 1
+            && matches!(receive(self.chan.as_raw_fd(), &mut word), Some((1, fds)) if fds.is_empty() && word[0] == CLOSED);
+        if !said {
+            self.lost();
+        }
     }
 
     /// The hand stopped answering: make nothing more, and end a hand of

@@ -265,23 +265,19 @@ struct NotifAddfd {
 }
 // _IOW('!', 3, struct seccomp_notif_addfd)
 const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
-/// Answer notification `id` with a new descriptor of the caller's, a copy
-/// of `fd` (the lowest free number, close-on-exec when `cloexec`), as the
-/// call's result — what an open the supervisor did in its stead returns.
-/// `fd` is closed before the caller goes on: a copy the supervisor still
-/// held while the call ran would keep a file made for writing busy (an exec
-/// of it fails with ETXTBSY), so the descriptor is added first and the call
-/// answered after.
-pub fn answer_with_fd(listener: RawFd, id: u64, fd: OwnedFd, cloexec: bool) -> Result<(), i32> {
+/// Give the caller of notification `id` a copy of `fd` (the lowest free
+/// number, close-on-exec when `cloexec`), its call still waiting: the
+/// number, to answer the call with once nothing else holds the file (a copy
+/// held elsewhere while the call runs keeps a file made for writing busy:
+/// an exec of it fails with ETXTBSY). `fd` itself is closed here.
+pub fn add_fd(listener: RawFd, id: u64, fd: OwnedFd, cloexec: bool) -> Result<i64, i32> {
     let add = NotifAddfd { id, flags: 0, srcfd: fd.as_raw_fd() as u32, newfd: 0, newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 } };
     // SAFETY: a listener descriptor and an addfd struct of the size the request names.
     let r = unsafe { libc::ioctl(listener, IOCTL_NOTIF_ADDFD as _, &add as *const NotifAddfd) };
     if r < 0 {
         return Err(errno());
     }
-    drop(fd);
-    answer(listener, id, Ok(i64::from(r)));
-    Ok(())
+    Ok(i64::from(r))
 }
 
 pub fn errno() -> i32 {
