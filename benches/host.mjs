@@ -300,7 +300,7 @@ async function traceSessions(commands) {
     console.log(`\n--trace SKIPPED: perf cannot record scheduler events here (${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]})`)
     return
   }
-  const SEGMENTS = ['host before fork', 'fork to first exec', 'runner to the command\'s exec', 'the command', 'exit to the host\'s return', 'spawn to exit (body − confine)']
+  const SEGMENTS = ['host before its fork', 'fork to the first exec', 'that exec (the runner) to the command\'s', 'the command', 'its exit to the runner\'s', 'that to the host\'s return', 'spawn to exit (body − confine)']
   console.log('')
   console.log('where spawn-to-exit goes (`perf record -k mono` on fork/exec/exit; medians, ms):')
   console.log(`| variant | calls | ${SEGMENTS.join(' | ')} | execs per call | host RSS, page tables |`)
@@ -333,18 +333,23 @@ async function traceSessions(commands) {
       const t0 = BigInt(c.bodyStartNs)
       const t1 = BigInt(c.bodyEndNs)
       const inBody = events.filter((e) => e.ns >= t0 && e.ns <= t1)
-      // The call's process: a fork inside the body whose child later execs bash.
-      const fork = inBody.find((e) => e.kind === 'fork' && inBody.some((x) => x.kind === 'exec' && x.pid === Number(e.fields.child_pid) && /\/bash$/.test(x.fields.filename)))
+      // The command: the first bash exec'd inside the body; the host's
+      // fork that leads to it, up the forks (the runner forks its child,
+      // which forks the call's init and the command).
+      const bash = inBody.find((e) => e.kind === 'exec' && /\/bash$/.test(e.fields.filename))
+      if (bash === undefined) continue
+      const forkOf = new Map(inBody.filter((e) => e.kind === 'fork').map((e) => [Number(e.fields.child_pid), e]))
+      let fork = forkOf.get(bash.pid)
+      while (fork !== undefined && forkOf.has(fork.pid)) fork = forkOf.get(fork.pid)
       if (fork === undefined) continue
       const child = Number(fork.fields.child_pid)
-      const mine = inBody.filter((e) => e.pid === child)
-      const execEvents = mine.filter((e) => e.kind === 'exec')
-      const bash = execEvents.find((e) => /\/bash$/.test(e.fields.filename))
-      const exit = mine.filter((e) => e.kind === 'exit').at(-1)
-      if (exit === undefined) continue
-      execs += execEvents.length
+      const firstExec = inBody.find((e) => e.kind === 'exec' && e.pid === child)
+      const exit = inBody.filter((e) => e.kind === 'exit' && e.pid === bash.pid).at(-1)
+      const last = inBody.filter((e) => e.kind === 'exit' && e.pid === child).at(-1)
+      if (firstExec === undefined || exit === undefined || last === undefined) continue
+      execs += inBody.filter((e) => e.kind === 'exec' && e.ns >= fork.ns && e.ns <= bash.ns).length
       const d = (x, y) => Number(y - x) / 1e6
-      rows.push([d(t0, fork.ns), d(fork.ns, execEvents[0].ns), d(execEvents[0].ns, bash.ns), d(bash.ns, exit.ns), d(exit.ns, t1), c.bodyMs - c.confineMs])
+      rows.push([d(t0, fork.ns), d(fork.ns, firstExec.ns), d(firstExec.ns, bash.ns), d(bash.ns, exit.ns), d(exit.ns, last.ns), d(last.ns, t1), c.bodyMs - c.confineMs])
     }
     const med = SEGMENTS.map((_, k) => ms(quantile(rows.map((r) => r[k]), 0.5)))
     const size = (k) => quantile(s.calls.map((c) => c[k]), 0.5)
