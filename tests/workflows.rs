@@ -1084,7 +1084,11 @@ impl Twins {
         let mut out = BTreeSet::new();
         walk(&root, &mut |p, _| {
             let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
-            let keep = !rel.starts_with("home/.dsh") && !ignore.iter().any(|i| rel.contains(i));
+            // The fence makes a package manager's missing code cache, empty,
+            // to shut it, and leaves it (as the manager's first run would):
+            // only what is in it counts.
+            let empty_cache = ["home/.npm/_npx", "home/.cache/pnpm/dlx"].contains(&rel.as_str()) && fs::read_dir(p).is_ok_and(|mut d| d.next().is_none());
+            let keep = !rel.starts_with("home/.dsh") && !empty_cache && !ignore.iter().any(|i| rel.contains(i));
             if keep {
                 out.insert(rel);
             }
