@@ -145,3 +145,37 @@ fn a_process_left_running_is_reported_kept_fenced_and_judged_against_the_hosts_r
         assert!(result.contains(&format!("{dsh} connected")), "the stand-in DSH cannot be reached even unfenced: {result}");
     }
 }
+
+/// The host starts each call in a process group of its own and, once the
+/// call has ended, looks for anything of that group still there (DSH then
+/// reads every process on the machine, ~1.8 ms a call). A call that leaves
+/// nothing running leaves nothing in its group — not even the call's init,
+/// whose own exit (the namespaces torn down) comes after the runner's. One
+/// that leaves a process running keeps it in the group, where a kill of the
+/// group (the host's timeout) reaches it.
+#[test]
+fn a_call_that_leaves_nothing_running_leaves_nothing_in_its_process_group() {
+    use std::os::unix::process::CommandExt;
+    for user in [None, Some(NOBODY)] {
+        let Some(w) = World::new("group", user) else { continue };
+        let ws = w.path("ws").to_string_lossy().into_owned();
+        let profile = json!({
+            "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+        });
+        let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+        for (script, left) in [("echo done", false), ("sleep 60 >/dev/null 2>&1 & echo started", true)] {
+            let argv = [runner.as_str(), "run", "--profile-json", &profile.to_string(), "--", "/bin/bash", "-c", script];
+            let mut c = users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+            let group = c.id() as i32;
+            assert!(c.wait().unwrap().success(), "`{script}` failed");
+            // SAFETY: kill with signal 0 only asks whether the group has a member.
+            let alive = unsafe { libc::kill(-group, 0) } == 0;
+            if alive {
+                // SAFETY: the group this test started.
+                unsafe { libc::kill(-group, libc::SIGKILL) };
+            }
+            assert_eq!(alive, left, "`{script}`: something of the call {} in its process group once it ended", if alive { "was still" } else { "was no longer" });
+        }
+    }
+}
