@@ -649,23 +649,27 @@ fn prove(e: &mut Entry, doubted: &std::collections::BTreeSet<&str>) -> Option<us
             continue;
         }
         made += 1;
-        // A lookup in what is no longer a folder finds nothing (`None`);
-        // what the walk records there was found in a folder.
-        let now = Looked::at(path)?;
-        if now.found != looked.found {
-            return None;
-        }
-        *looked = now;
+        *looked = looked_again(path, looked)?;
     }
     for folder in doubted {
         if let Some(&hash) = e.listed.get(*folder) {
             made += LISTING_WEIGHT;
-            if names_hash(entries(folder).as_deref()) != hash {
-                return None;
-            }
+            listing_holds(folder, hash)?;
         }
     }
     Some(made)
+}
+
+/// The lookup of `path` made again: what it finds now if that is the same
+/// kind of thing the walk found. A lookup in what is no longer a folder
+/// finds nothing; what the walk records there was found in a folder.
+fn looked_again(path: &str, looked: &Looked) -> Option<Looked> {
+    Looked::at(path).filter(|now| now.found == looked.found)
+}
+
+/// `Some` when the folder's names hash as they did when it was listed.
+fn listing_holds(folder: &str, hash: u64) -> Option<()> {
+    (names_hash(entries(folder).as_deref()) == hash).then_some(())
 }
 
 /// [`prove`], read from an entry's text (its lookups, listings and rules):
@@ -682,19 +686,13 @@ fn prove_text(body: &str, doubted: &std::collections::BTreeSet<&str>) -> Option<
                     continue;
                 }
                 made += 1;
-                let now = Looked::at(path)?;
-                if now.found != looked.found {
-                    return None;
-                }
-                moved |= now != looked;
+                moved |= looked_again(path, &looked)? != looked;
             }
             "list" => {
                 let (hash, path) = rest.split_once(' ')?;
                 if doubted.contains(path) {
                     made += LISTING_WEIGHT;
-                    if names_hash(entries(path).as_deref()) != hash.parse::<u64>().ok()? {
-                        return None;
-                    }
+                    listing_holds(path, hash.parse().ok()?)?;
                 }
             }
             // The rules come last: nothing more to prove.
