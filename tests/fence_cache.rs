@@ -44,7 +44,10 @@ fn a_kept_fence_cut_short_or_malformed_reads_as_none() {
         assert_eq!(parse(&text[..cut]), None, "cut at {cut}");
     }
     for (from, to) in [
-        ("dsh-allow fence 3", "dsh-allow fence 2"),
+        ("dsh-allow fence 4", "dsh-allow fence 3"),
+        ("key 46 abi=", "key 47 abi="),
+        ("key 46 abi=", "key 45 abi="),
+        ("key 46 abi=", "key -1 abi="),
         ("id 0123", "idx 0123"),
         ("found d 2049:12 ", "found d 2049-12 "),
         ("rule 8197", "rule x8197"),

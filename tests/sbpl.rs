@@ -314,6 +314,25 @@ fn a_rule_naming_a_surface_opens_it_and_only_it() {
 }
 
 #[test]
+fn only_a_mutating_rule_at_or_inside_a_surface_opens_it_among_thousands() {
+    let opens = |rules: Vec<Rule>, surface: &str| request(Enforce::Guarded, Mode::WorkspaceWrite, rules).opened().names(surface);
+    let hooks = "/Users/me/project/.git/hooks";
+    // Thousands of rules beside it open nothing of it.
+    let many = |extra: Rule| {
+        let mut rules: Vec<Rule> = (0..3000).map(|i| rule(&format!("/Users/me/project/src/f{i}"), &["write", "delete"])).collect();
+        rules.push(extra);
+        rules
+    };
+    assert!(opens(many(rule("/Users/me/project/.git/hooks/pre-commit", &["write"])), hooks));
+    assert!(opens(many(rule("/Users/me/project/.git/hooks", &["delete"])), hooks));
+    assert!(opens(many(rule("/Users/me/project/.git/./hooks/x/../pre-push", &["create"])), hooks), "a path is read as it resolves");
+    assert!(!opens(many(rule("/Users/me/project/.git/hooks-old/x", &["write"])), hooks), "a sibling sharing the name's start");
+    assert!(!opens(many(rule("/Users/me/project/.git/hooks.d", &["write"])), hooks));
+    assert!(!opens(many(rule("/Users/me/project/.git", &["write", "create", "delete"])), hooks), "a rule above the surface");
+    assert!(!opens(many(rule("/Users/me/project/.git/hooks/pre-commit", &["read", "execute"])), hooks), "read and execute change nothing");
+}
+
+#[test]
 fn every_tier_denies_the_store_after_every_grant_and_keeps_its_folder() {
     for enforce in Enforce::ORDER {
         let s = profile(enforce, Mode::WorkspaceWrite, vec![rule("/Users/me/.dsh", &["write", "create", "delete"])]);

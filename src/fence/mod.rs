@@ -91,13 +91,21 @@ impl ProfileRequest {
         self.mode != Mode::DangerFullAccess && self.enforce != Enforce::Off
     }
 
-    /// Whether a rule or grant of this profile names the persistence surface
-    /// (its path, or one inside it) with a mutating capability: the user
-    /// opened it (`git config` allowed for git, a hook asked for).
-    pub fn names(&self, surface: &str) -> bool {
-        self.rules.iter().chain(&self.grants).any(|r| {
-            paths::within(&paths::normalize(&r.path), surface) && Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c))
-        })
+    /// The paths a rule or grant of this profile opens to a mutating
+    /// capability, normalized and sorted once per call: the surfaces the
+    /// fence shuts are then looked up, not checked against every rule each
+    /// (a year of Always allow is thousands of rules).
+    pub fn opened(&self) -> Opened {
+        let mut paths: Vec<String> = self
+            .rules
+            .iter()
+            .chain(&self.grants)
+            .filter(|r| Capability::ALL.iter().any(|&c| c.mutates() && r.access.grants(c)))
+            .map(|r| paths::normalize(&r.path))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        Opened(paths)
     }
 
     /// The roots where a rule or grant of this profile gives write: a unix
@@ -115,9 +123,31 @@ impl ProfileRequest {
 
     /// The workspace repository's persistence surfaces the fence shuts
     /// (whether or not they exist yet), less those a rule names.
-    pub fn repository_surfaces(&self) -> Vec<String> {
+    pub fn repository_surfaces(&self, opened: &Opened) -> Vec<String> {
         let ws = paths::normalize(&self.workspace);
-        baseline::REPOSITORY_SURFACES.iter().map(|rel| format!("{ws}/{rel}")).filter(|s| !self.names(s)).collect()
+        baseline::REPOSITORY_SURFACES.iter().map(|rel| format!("{ws}/{rel}")).filter(|s| !opened.names(s)).collect()
+    }
+}
+
+/// What [`ProfileRequest::opened`] found, sorted.
+#[derive(Debug, Clone, Default)]
+pub struct Opened(Vec<String>);
+
+impl Opened {
+    /// Whether a rule or grant names the persistence surface (its path, or
+    /// one inside it) with a mutating capability: the user opened it (`git
+    /// config` allowed for git, a hook asked for). The paths inside a
+    /// surface sort together right after `surface/`.
+    pub fn names(&self, surface: &str) -> bool {
+        if surface == "/" {
+            return !self.0.is_empty();
+        }
+        if self.0.binary_search_by(|p| p.as_str().cmp(surface)).is_ok() {
+            return true;
+        }
+        let below = format!("{surface}/");
+        let first = self.0.partition_point(|p| p.as_str() < below.as_str());
+        self.0.get(first).is_some_and(|p| p.starts_with(&below))
     }
 }
 

@@ -318,7 +318,7 @@ pub fn render_for(req: &super::ProfileRequest, plan: &FencePlan, host: &dyn crat
         }
     };
     let protected: Vec<String> = req.protected_files.iter().map(|p| paths::absolute("/", p, &home)).collect();
-    let surfaces = if plan.enforce == Enforce::Off { Vec::new() } else { req.repository_surfaces() };
+    let surfaces = if plan.enforce == Enforce::Off { Vec::new() } else { req.repository_surfaces(&req.opened()) };
     let mut socket_roots = vec![paths::normalize(&req.workspace)];
     socket_roots.extend(req.socket_roots().into_iter().map(|(p, _)| p));
     let doors = Doors { socket_roots, host_ports: req.host_ports.clone() };

@@ -81,6 +81,11 @@ pub fn is_host_temp_name(name: &str) -> bool {
 /// [`is_host_temp_name`] says inside one of the platform's temp folders (on
 /// macOS the host's is a per-user `T` folder below `/var/folders`).
 pub fn host_temp_folder(platform: Platform, path: &str) -> Option<String> {
+    // Resolving `.` and `..` only drops segments: a path naming no such
+    // folder anywhere is none (the common case, asked once per rule).
+    if !HOST_TEMP_PREFIXES.iter().any(|p| path.contains(p)) {
+        return None;
+    }
     let path = crate::paths::normalize(path);
     let temps = temp_dirs(platform);
     let mut at = 0usize;

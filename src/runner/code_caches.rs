@@ -12,15 +12,15 @@
 //! made empty first, so it can be shut (as a repository's hooks are), and
 //! stays: the package manager makes the same folder on its first run.
 
-use crate::fence::ProfileRequest;
+use crate::fence::{Opened, ProfileRequest};
 use crate::paths;
 use crate::policy::baseline::CODE_CACHES;
 
 /// The caches under home no grant or rule of the call names: shut to the
 /// call, and to the supervisor acting for it.
-pub fn shut_for(req: &ProfileRequest) -> Vec<String> {
+pub fn shut_for(req: &ProfileRequest, opened: &Opened) -> Vec<String> {
     let home = paths::normalize(&req.home);
-    CODE_CACHES.iter().map(|(rel, _)| paths::normalize(&format!("{home}/{rel}"))).filter(|c| !req.names(c)).collect()
+    CODE_CACHES.iter().map(|(rel, _)| paths::normalize(&format!("{home}/{rel}"))).filter(|c| !opened.names(c)).collect()
 }
 
 /// The caches to shut for this call ([`shut_for`]) whose folder exists.
@@ -28,9 +28,9 @@ pub fn shut_for(req: &ProfileRequest) -> Vec<String> {
 /// manager itself makes on its first run, and making and removing it on
 /// every call cost ~0.2 ms of each (two directory operations on the home's
 /// file system, and its journal).
-pub fn prepare(req: &ProfileRequest) -> Vec<String> {
+pub fn prepare(req: &ProfileRequest, opened: &Opened) -> Vec<String> {
     let mut shut = Vec::new();
-    for cache in shut_for(req) {
+    for cache in shut_for(req, opened) {
         let parent = std::path::Path::new(paths::parent(&cache));
         // Only in a real folder of the package manager's (no link followed there).
         let real_parent = std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) && std::fs::canonicalize(parent).is_ok_and(|c| c == parent);

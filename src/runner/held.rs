@@ -75,10 +75,10 @@ pub struct PerCall {
 impl Plan {
     /// In the parent: the persistence surfaces to shut, and what the keeper
     /// holds for this fence (a keeper is started when none answers).
-    pub fn of(req: &ProfileRequest, cache: Option<&str>, entry: Option<&Reused>) -> Plan {
+    pub fn of(req: &ProfileRequest, opened: &crate::fence::Opened, cache: Option<&str>, entry: Option<&Reused>) -> Plan {
         let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
         let shut = req.persistence == Persistence::Shut;
-        let surfaces = if shut { persistence::surfaces(req, here.as_deref().unwrap_or(&req.workspace)) } else { Vec::new() };
+        let surfaces = if shut { persistence::surfaces(req, opened, here.as_deref().unwrap_or(&req.workspace)) } else { Vec::new() };
         let mut plan = Plan { here, surfaces, hold: None, held: None, hand_over: false, ids: BTreeMap::new(), keeper: None, asked: "built", per_call: PerCall::default() };
         let (Some(dir), Some(entry)) = (cache, entry) else { return plan };
         let Some(name) = keeper::name(&entry.id, shut, &plan.surfaces) else {

@@ -44,7 +44,7 @@ use crate::fs_host::{Found, Looked};
 use crate::paths;
 use crate::policy::capability::Access;
 
-const HEADER: &str = "dsh-allow fence 3";
+const HEADER: &str = "dsh-allow fence 4";
 /// Fences kept at once (one file each, by the hash of their key): sessions
 /// with one-shot grants make a new profile per call, and the folder must not
 /// grow without bound.
@@ -118,7 +118,10 @@ pub fn render(e: &Entry) -> Option<String> {
     if !plain(&e.key) || !id_plain || !links_plain || !paths_plain || !e.rules.rules.iter().all(|(p, _)| plain(p)) {
         return None;
     }
-    let mut out = format!("{HEADER}\nkey {}\nid {}\nhandled {}\n", e.key, e.id, e.rules.handled);
+    // The key's length comes first: with thousands of rules the key is a
+    // megabyte, and each read of the head then skips it instead of
+    // searching it for its end.
+    let mut out = format!("{HEADER}\nkey {} {}\nid {}\nhandled {}\n", e.key.len(), e.key, e.id, e.rules.handled);
     for (path, s) in &e.folders {
         match s {
             Some(s) => out.push_str(&format!("folder {} {} {} {} {path}\n", s.dev, s.ino, s.mtime_ns, s.ctime_ns)),
@@ -199,18 +202,14 @@ struct Head<'t> {
 }
 
 fn head(text: &str) -> Option<Head<'_>> {
-    let mut rest = text;
-    let mut line = || -> Option<&str> {
-        let (l, r) = rest.split_once('\n')?;
-        rest = r;
-        Some(l)
-    };
-    if line()? != HEADER {
-        return None;
-    }
-    let key = line()?.strip_prefix("key ")?;
-    let id = line()?.strip_prefix("id ")?;
-    let handled = line()?.strip_prefix("handled ")?.parse().ok()?;
+    let mut rest = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
+    // `key LEN KEY`: the key taken by its length, not searched through.
+    let (len, after) = rest.strip_prefix("key ")?.split_once(' ')?;
+    let len: usize = len.parse().ok()?;
+    let key = after.get(..len)?;
+    rest = after[len..].strip_prefix('\n')?;
+    let id = line(&mut rest)?.strip_prefix("id ")?;
+    let handled = line(&mut rest)?.strip_prefix("handled ")?.parse().ok()?;
     let folders = rest;
     let mut end = 0;
     loop {
@@ -221,6 +220,13 @@ fn head(text: &str) -> Option<Head<'_>> {
         end += l.len() + 1;
         rest = r;
     }
+}
+
+/// The next line of `at`, and `at` moved past it.
+fn line<'t>(at: &mut &'t str) -> Option<&'t str> {
+    let (l, r) = at.split_once('\n')?;
+    *at = r;
+    Some(l)
 }
 
 /// Each folder line: the path, and its stamp's text when settled (`None`

@@ -14,18 +14,18 @@
 //! supervisor looks again when the command ends, and removes a `.env` the
 //! call made there, saying so on the call's standard error.
 
-use crate::fence::ProfileRequest;
+use crate::fence::{Opened, ProfileRequest};
 use crate::paths;
 use crate::policy::baseline::LAUNCH_FILES;
 
 /// The workspace's launch files no rule or grant of the call names, split
 /// into those there now and those missing.
-pub fn surfaces(req: &ProfileRequest) -> (Vec<String>, Vec<String>) {
+pub fn surfaces(req: &ProfileRequest, opened: &Opened) -> (Vec<String>, Vec<String>) {
     let ws = paths::normalize(&req.workspace);
     let (mut present, mut missing) = (Vec::new(), Vec::new());
     for f in LAUNCH_FILES {
         let p = paths::normalize(&format!("{ws}/{f}"));
-        if req.names(&p) {
+        if opened.names(&p) {
             continue;
         }
         match std::fs::symlink_metadata(&p) {

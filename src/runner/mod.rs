@@ -162,14 +162,16 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
             Err(e) => return fail(EXIT_FAILED, &e),
         },
     };
+    // The surfaces rules open, looked up by every part that shuts one.
+    let opened = req.opened();
     // What the keeper holds is asked for here, outside every namespace.
     let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
-    let mut plan = held::Plan::of(&req, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)));
+    let mut plan = held::Plan::of(&req, &opened, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)));
     let mut hosts = host_pids(&req);
     hosts.extend(plan.keeper);
     // A `.env` the call makes where there was none is taken back
     // when it ends (launch_files.rs).
-    let (launch_present, launch_missing) = launch_files::surfaces(&req);
+    let (launch_present, launch_missing) = launch_files::surfaces(&req, &opened);
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
     let judge = sockets::Judge { hosts: hosts::Hosts::new(&hosts, uid), socket_roots: req.socket_roots(), tree: None };
@@ -177,8 +179,8 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     // The host's temp folders, listed once for the supervisor and the child.
     let host_folders = host_temp::folders(cache_dir.as_deref(), &hosts);
     // Code caches (made empty where missing) to be shut.
-    let caches = code_caches::prepare(&req);
-    let files = files_of(&req, &rules, made, &host_folders);
+    let caches = code_caches::prepare(&req, &opened);
+    let files = files_of(&req, &opened, &rules, made, &host_folders);
     // Mounted by every call after any held namespace is joined: they
     // change between calls, so no keeper holds them.
     plan.per_call = held::PerCall { launch: launch_present, caches, host_folders };
@@ -225,21 +227,21 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
 /// the fence as the supervisor reads it (the rules, the writable mounts,
 /// what stays shut).
 #[cfg(target_os = "linux")]
-fn files_of(req: &ProfileRequest, rules: &linux::Rules, own: own::Own, host_folders: &[String]) -> supervise::Files {
+fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &linux::Rules, own: own::Own, host_folders: &[String]) -> supervise::Files {
     let mounts = req.persistence == crate::api::Persistence::Shut;
     let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
-    shut.extend(req.repository_surfaces());
+    shut.extend(req.repository_surfaces(opened));
     // What the runner's mounts shut stays shut to the supervisor, which
     // acts outside them: the workspace's `.env` (there or not), the code
     // caches, the host's temp folders.
-    let (present, missing) = launch_files::surfaces(req);
+    let (present, missing) = launch_files::surfaces(req, opened);
     shut.extend(present.into_iter().chain(missing));
-    shut.extend(code_caches::shut_for(req));
+    shut.extend(code_caches::shut_for(req, opened));
     shut.extend(host_folders.iter().cloned());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
-    supervise::Files { removals: removals::Removals::of(req), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
+    supervise::Files { removals: removals::Removals::of(req, opened), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's

@@ -15,11 +15,11 @@
 use std::path::Path;
 
 use crate::policy::capability::Capability;
-use crate::fence::ProfileRequest;
+use crate::fence::{Opened, ProfileRequest};
 
 /// The surfaces to shut for this call: those of the workspace's repository
 /// and of the repository the command starts in, when they exist.
-pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
+pub fn surfaces(req: &ProfileRequest, opened: &Opened, cwd: &str) -> Vec<String> {
     let mut roots = vec![crate::paths::normalize(&req.workspace)];
     if let Some(r) = repository_above(cwd) {
         if !roots.contains(&r) {
@@ -47,7 +47,7 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         }
         // Submodules' `.git` files, wherever .gitmodules puts them.
         out.extend(submodule_gitdirs(&root));
-        if !gits_own(req, &git) && !req.names(&git) {
+        if !gits_own(req, &git) && !opened.names(&git) {
             // Not git's own call, and no rule or grant names the repository
             // (one on the workspace does not): nothing in it is this call's
             // to change. Shutting all of `.git` closes every door git
@@ -56,7 +56,7 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
             // mount — an allow-list of nothing, where git's own calls keep
             // the grant that lets them write (below).
             out.push(git.clone());
-            if Path::new(&format!("{root}/.gitmodules")).exists() && !req.names(&format!("{root}/.gitmodules")) {
+            if Path::new(&format!("{root}/.gitmodules")).exists() && !opened.names(&format!("{root}/.gitmodules")) {
                 out.push(format!("{root}/.gitmodules"));
             }
             continue;
@@ -69,7 +69,7 @@ pub fn surfaces(req: &ProfileRequest, cwd: &str) -> Vec<String> {
         }
         for rel in crate::policy::baseline::REPOSITORY_SURFACES.iter().chain(GITS_OWN_SHUT) {
             let p = format!("{root}/{rel}");
-            if Path::new(&p).exists() && !req.names(&p) {
+            if Path::new(&p).exists() && !opened.names(&p) {
                 out.push(p);
             }
         }
