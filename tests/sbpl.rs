@@ -328,6 +328,7 @@ fn only_a_mutating_rule_at_or_inside_a_surface_opens_it_among_thousands() {
     assert!(opens(many(rule("/Users/me/project/.git/./hooks/x/../pre-push", &["create"])), hooks), "a path is read as it resolves");
     assert!(!opens(many(rule("/Users/me/project/.git/hooks-old/x", &["write"])), hooks), "a sibling sharing the name's start");
     assert!(!opens(many(rule("/Users/me/project/.git/hooks.d", &["write"])), hooks));
+    assert!(!opens(many(rule("/Users/me/project/.git/hooksmith", &["write"])), hooks), "a sibling sorting after `hooks/`");
     assert!(!opens(many(rule("/Users/me/project/.git", &["write", "create", "delete"])), hooks), "a rule above the surface");
     assert!(!opens(many(rule("/Users/me/project/.git/hooks/pre-commit", &["read", "execute"])), hooks), "read and execute change nothing");
 }
