@@ -180,7 +180,8 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     let host_folders = host_temp::folders(cache_dir.as_deref(), &hosts);
     // Code caches (made empty where missing) to be shut.
     let caches = code_caches::prepare(&req, &opened);
-    let files = files_of(&req, &opened, &rules, made, &host_folders);
+    let launch: Vec<String> = launch_present.iter().chain(&launch_missing).cloned().collect();
+    let files = files_of(&req, &opened, &rules, made, &launch, &host_folders);
     // Mounted by every call after any held namespace is joined: they
     // change between calls, so no keeper holds them.
     plan.per_call = held::PerCall { launch: launch_present, caches, host_folders };
@@ -227,21 +228,21 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
 /// the fence as the supervisor reads it (the rules, the writable mounts,
 /// what stays shut).
 #[cfg(target_os = "linux")]
-fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &linux::Rules, own: own::Own, host_folders: &[String]) -> supervise::Files {
+fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &linux::Rules, own: own::Own, launch: &[String], host_folders: &[String]) -> supervise::Files {
     let mounts = req.persistence == crate::api::Persistence::Shut;
     let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
     shut.extend(req.repository_surfaces(opened));
+    let removals = removals::Removals::of(req, &shut);
     // What the runner's mounts shut stays shut to the supervisor, which
     // acts outside them: the workspace's `.env` (there or not), the code
     // caches, the host's temp folders.
-    let (present, missing) = launch_files::surfaces(req, opened);
-    shut.extend(present.into_iter().chain(missing));
+    shut.extend(launch.iter().cloned());
     shut.extend(code_caches::shut_for(req, opened));
     shut.extend(host_folders.iter().cloned());
     let rights = rights::Rights::new(rules, writable, shut);
     let quick = rights.removal_roots();
-    supervise::Files { removals: removals::Removals::of(req, opened), own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
+    supervise::Files { removals, own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's

@@ -48,16 +48,15 @@ pub struct Removals {
 
 impl Removals {
     /// From the profile: explicit rules and grants with delete, less `.git`
-    /// folders, the workspace itself and protected paths. None in a session
-    /// that is not workspace-write (the fence drops its writes too).
-    pub fn of(req: &ProfileRequest, opened: &crate::fence::Opened) -> Removals {
+    /// folders, the workspace itself and what is `shut` (the protected
+    /// paths and the repository's surfaces), within or around it. None in a
+    /// session that is not workspace-write (the fence drops its writes too).
+    pub fn of(req: &ProfileRequest, shut: &[String]) -> Removals {
         use crate::policy::capability::Capability::Delete;
         if req.mode != crate::api::Mode::WorkspaceWrite {
             return Removals::default();
         }
         let ws = paths::normalize(&req.workspace);
-        let mut shut: Vec<String> = req.protected_files.iter().map(|p| paths::normalize(p)).collect();
-        shut.extend(req.repository_surfaces(opened));
         let entries = req
             .rules
             .iter()
