@@ -16,6 +16,48 @@
 //! init takes the whole namespace with it.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set in the runner's child when the supervisor made the call's process
+/// namespace before forking it: the child is then the namespace's init
+/// itself, and starts no other.
+static FIRST: AtomicBool = AtomicBool::new(false);
+
+/// In the supervisor, just before it forks the child (root with mount
+/// fences, where the namespace's owner is the same either way): make the
+/// call's process namespace now, so the child is its init and one process
+/// less is forked and torn down per call. Returns this process's own
+/// namespace, to go back to right after the fork ([`back_after_fork`]);
+/// `None` when the kernel refuses (the child then makes it, as before).
+pub fn before_fork() -> Option<OwnedFd> {
+    // SAFETY: a NUL-terminated path; a plain system call.
+    let own = unsafe { libc::open(c"/proc/self/ns/pid".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if own < 0 {
+        return None;
+    }
+    // SAFETY: a descriptor just opened, owned here.
+    let own = unsafe { OwnedFd::from_raw_fd(own) };
+    // SAFETY: a plain system call on this single-threaded process.
+    (unsafe { libc::unshare(libc::CLONE_NEWPID) } == 0).then_some(own)
+}
+
+/// In the supervisor, after the fork: its later children (a detached copy
+/// of itself, below) are born in its own process namespace again, never
+/// in the call's. False when that failed: the call must not go on.
+pub fn back_after_fork(own: &OwnedFd) -> bool {
+    // SAFETY: a namespace descriptor of ours.
+    unsafe { libc::setns(own.as_raw_fd(), libc::CLONE_NEWPID) == 0 }
+}
+
+/// In the child the supervisor forked into the namespace it made.
+pub fn child_is_first() {
+    FIRST.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process is already the init of the call's namespace.
+pub fn is_first() -> bool {
+    FIRST.load(Ordering::Relaxed)
+}
 
 /// The init's end of the status pipe.
 pub struct Init {
@@ -28,6 +70,12 @@ pub struct Init {
 /// tree's subreaper). `status` is the write end of the supervisor's status
 /// pipe, which only the init keeps.
 pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
+    if is_first() {
+        // SAFETY: the supervisor hears an init was started; the pipe's
+        // write end is ours from here.
+        unsafe { libc::write(status, b"I".as_ptr().cast(), 1) };
+        return Ok(Init { status: unsafe { OwnedFd::from_raw_fd(status) } });
+    }
     // SAFETY: fork in the single-threaded child.
     let pid = unsafe { libc::fork() };
     if pid < 0 {

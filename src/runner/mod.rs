@@ -189,6 +189,11 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     // nothing is made or removed, and nothing is watched.
     let watch_files = req.mode == crate::api::Mode::WorkspaceWrite;
     let report = opts.iter().any(|o| o == "--report-fence");
+    // With mount fences the child enters a process namespace of the call's
+    // own; as root (where the namespace's owner is the same whoever makes
+    // it) the supervisor makes it before the fork, and the child is its init.
+    // SAFETY: geteuid has no preconditions.
+    let pids_first = req.persistence == crate::api::Persistence::Shut && unsafe { libc::geteuid() } == 0;
     // The child makes the mounts and applies Landlock: the supervisor
     // stays outside the namespaces it enters (from inside a user
     // namespace the host's descriptors could not be read).
@@ -216,6 +221,7 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
         files: watch_files,
         hand: None,
         status: -1,
+        pids_first,
         granted: Box::new(move |p| names.names_socket(p)),
         report,
         settle: Box::new(move || launch_files::settle(&launch_missing)),

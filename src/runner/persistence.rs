@@ -194,6 +194,10 @@ pub fn enter_namespace() -> Result<(), String> {
 /// the host's view of the others.
 #[cfg(target_os = "linux")]
 pub fn enter_process_namespace() -> Result<(), String> {
+    // Made by the supervisor before the fork: this process is its init.
+    if super::init::is_first() {
+        return Ok(());
+    }
     // SAFETY: a plain system call on this single-threaded process.
     if unsafe { libc::unshare(libc::CLONE_NEWPID) } != 0 {
         return Err(format!("unshare(CLONE_NEWPID): {}", std::io::Error::last_os_error()));

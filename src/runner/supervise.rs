@@ -164,6 +164,9 @@ pub struct Child<'a> {
     pub hand: Option<RawFd>,
     /// The write end of the supervisor's status pipe (init.rs).
     pub status: RawFd,
+    /// Make the call's process namespace before the fork, so the child is
+    /// its init (init.rs: root, with mount fences).
+    pub pids_first: bool,
     /// Run by the supervisor once the command has ended, before it leaves
     /// (launch_files.rs: what the call made where the host reads at start).
     pub settle: Box<dyn FnOnce() + 'a>,
@@ -208,13 +211,23 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let me = std::process::id() as i32;
     let own_session = child.own_session;
     let relay = child.relay.take();
+    let own_pids_ns = if child.pids_first { super::init::before_fork() } else { None };
     // SAFETY: this process is single-threaded here; the child only makes
     // system calls and execs or exits.
     let pid = unsafe { libc::fork() };
+    if let Some(own) = &own_pids_ns {
+        if pid != 0 && !super::init::back_after_fork(own) {
+            return super::fail(super::EXIT_FAILED, &format!("cannot return to the runner's own process namespace: {}; nothing was run", std::io::Error::last_os_error()));
+        }
+    }
     if pid < 0 {
         return super::fail(super::EXIT_FAILED, &format!("cannot fork: {}; nothing was run", std::io::Error::last_os_error()));
     }
     if pid == 0 {
+        if own_pids_ns.is_some() {
+            super::init::child_is_first();
+        }
+        drop(own_pids_ns);
         // SAFETY: restoring the mask we saved; closing our copies.
         unsafe {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
@@ -326,7 +339,15 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     // a supervisor that died before the call.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != supervisor {
+        // The init of a namespace of its own sees no parent (0): the
+        // supervisor's end of the channel says whether it is still there.
+        let gone = if super::init::is_first() {
+            let mut p = libc::pollfd { fd: channel, events: libc::POLLIN, revents: 0 };
+            libc::poll(&mut p, 1, 0) < 0 || p.revents & (libc::POLLHUP | libc::POLLERR) != 0
+        } else {
+            libc::getppid() != supervisor
+        };
+        if gone {
             return super::EXIT_FAILED;
         }
     }
