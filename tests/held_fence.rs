@@ -124,6 +124,16 @@ impl World {
         (line("dsh-allow fence: "), line("dsh-allow held: "), out.status.success())
     }
 
+    /// What the runner says of the kept entry's folders (`--report-fence`)
+    /// on a call of `true`.
+    fn folders(&self, profile: &Value) -> String {
+        let runner = self.runner.to_string_lossy().into_owned();
+        let mut argv = users::become_user(self.user);
+        argv.extend([runner, "run".into(), "--profile-json".into(), profile.to_string(), "--fence-cache".into(), self.cache(), "--report-fence".into(), "--".into(), "/bin/true".into()]);
+        let out = Command::new(&argv[0]).args(&argv[1..]).current_dir(self.base.join("ws")).env("PATH", "/usr/bin:/bin").stdin(Stdio::null()).output().unwrap();
+        String::from_utf8_lossy(&out.stderr).lines().find_map(|l| l.strip_prefix("dsh-allow folders: ")).unwrap_or("(no report)").to_string()
+    }
+
     /// Run `script` until the fence is joined from the keeper (the first
     /// call builds and hands it over); panics if it never is.
     fn until_joined(&self, profile: &Value) {
@@ -236,6 +246,29 @@ fn a_writable_root_moved_away_is_not_carried_by_a_held_fence() {
         // Held again once rebuilt: now for the new folder.
         w.until_joined(&profile);
         assert!(!w.run(&profile, &format!("echo x > {old}/d.txt")).2);
+    });
+}
+
+#[test]
+fn the_keeper_vouches_for_the_folders_it_watched_unchanged_and_a_folder_made_since_is_found_by_the_next_call() {
+    each_user(|user| {
+        let Some(w) = World::new("made-later", user) else { return };
+        let later = w.p("outside/later");
+        let profile = w.profile(json!([{ "path": later, "recursive": true, "access": { "read": true, "write": true, "create": true } }]));
+        w.until_joined(&profile);
+        // Nothing changed since the keeper took the fence: it vouches for
+        // (nearly) every folder, and the call looks none of those up.
+        let said = w.folders(&profile);
+        let counts: Vec<usize> = said.split(' ').filter_map(|t| t.parse().ok()).collect();
+        assert!(said.ends_with("vouched for by the keeper, the rest looked up") && counts.len() == 2, "{said}");
+        assert!(counts[0] > 0 && counts[0] * 2 > counts[1], "{said}");
+        // The granted folder appears in a folder the keeper watches: the
+        // next call is not vouched past it, finds it, and may write there.
+        fs::create_dir(&later).unwrap();
+        users::own(&w.base.join("outside/later"), user);
+        let (fence, _, ok) = w.run(&profile, &format!("echo x > {later}/a.txt"));
+        assert!(ok && w.base.join("outside/later/a.txt").exists(), "the folder made since was not granted ({fence})");
+        assert_eq!(fence, "compiled, kept", "the fence compiled without the folder was reused");
     });
 }
 

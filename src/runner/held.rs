@@ -72,20 +72,33 @@ pub struct PerCall {
     pub host_folders: Vec<String>,
 }
 
+/// In the parent: the folder the call runs in, and the persistence
+/// surfaces to shut there (with mount fences).
+pub fn surfaces(req: &ProfileRequest, opened: &crate::fence::Opened) -> (Option<String>, Vec<String>) {
+    let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
+    let shut = req.persistence == Persistence::Shut;
+    let surfaces = if shut { persistence::surfaces(req, opened, here.as_deref().unwrap_or(&req.workspace)) } else { Vec::new() };
+    (here, surfaces)
+}
+
 impl Plan {
-    /// In the parent: the persistence surfaces to shut, and what the keeper
-    /// holds for this fence (a keeper is started when none answers).
-    pub fn of(req: &ProfileRequest, opened: &crate::fence::Opened, cache: Option<&str>, entry: Option<&Reused>) -> Plan {
-        let here = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
+    /// In the parent: what the keeper holds for this fence (a keeper is
+    /// started when none answers), given `here` and the surfaces
+    /// ([`surfaces`]); `asked` is the keeper's answer for a name when it was
+    /// asked already (while the entry was proven).
+    pub fn of(req: &ProfileRequest, (here, surfaces): (Option<String>, Vec<String>), cache: Option<&str>, entry: Option<&Reused>, asked: Option<(String, Asked)>) -> Plan {
         let shut = req.persistence == Persistence::Shut;
-        let surfaces = if shut { persistence::surfaces(req, opened, here.as_deref().unwrap_or(&req.workspace)) } else { Vec::new() };
         let mut plan = Plan { here, surfaces, hold: None, held: None, hand_over: false, ids: BTreeMap::new(), keeper: None, asked: "built", per_call: PerCall::default() };
         let (Some(dir), Some(entry)) = (cache, entry) else { return plan };
         let Some(name) = keeper::name(&entry.id, shut, &plan.surfaces) else {
             plan.asked = "built (a surface changed while it was looked at)";
             return plan;
         };
-        match keeper::get(dir, &name) {
+        let answer = match asked {
+            Some((asked_as, answer)) if asked_as == name => answer,
+            _ => keeper::get(dir, &name),
+        };
+        match answer {
             Asked::Answered(pid, held) => {
                 plan.keeper = Some(pid);
                 plan.hand_over = held.is_none();

@@ -184,18 +184,46 @@ fn peer(s: RawFd) -> Option<(i32, u32)> {
 
 /// Ask the keeper of the fence cache `dir` for the fence held as `name`.
 pub fn get(dir: &str, name: &str) -> Asked {
+    get_proven(dir, name, None).0
+}
+
+/// [`get`], and with `version` (of the kept entry the fence was built
+/// from) what the keeper vouches for of that entry's folders
+/// ([`super::folder_watch`]).
+pub fn get_proven(dir: &str, name: &str, version: Option<&str>) -> (Asked, Option<super::kept::Vouched>) {
     let s = match connect(dir) {
         Ok(s) => s,
-        Err(asked) => return asked,
+        Err(asked) => return (asked, None),
     };
-    let Some((pid, _)) = peer(s.as_raw_fd()) else { return Asked::Silent };
-    let Some(binary) = super::kept::this_binary() else { return Asked::Silent };
-    if send(s.as_raw_fd(), format!("get\n{binary}\n{name}").as_bytes(), &[]).is_err() {
-        return Asked::Silent;
+    let Some((pid, _)) = peer(s.as_raw_fd()) else { return (Asked::Silent, None) };
+    let Some(binary) = super::kept::this_binary() else { return (Asked::Silent, None) };
+    let request = match version {
+        Some(v) => format!("prove\n{binary}\n{v}\n{name}"),
+        None => format!("get\n{binary}\n{name}"),
+    };
+    if send(s.as_raw_fd(), request.as_bytes(), &[]).is_err() {
+        return (Asked::Silent, None);
     }
-    match receive(s.as_raw_fd()) {
+    let Some((text, fds)) = receive(s.as_raw_fd()) else { return (Asked::Silent, None) };
+    // `vouched` and the folders not vouched for follow the first line.
+    let (first, vouched) = match text.iter().position(|&b| b == b'\n') {
+        Some(at) => (&text[..at], vouched_of(&text[at + 1..])),
+        None => (&text[..], None),
+    };
+    (answered(pid, name, first, fds), vouched)
+}
+
+fn vouched_of(rest: &[u8]) -> Option<super::kept::Vouched> {
+    let rest = std::str::from_utf8(rest).ok()?;
+    let mut lines = rest.split('\n');
+    (lines.next()? == "vouched").then(|| super::kept::Vouched { dirty: lines.filter(|l| !l.is_empty()).map(str::to_string).collect() })
+}
+
+/// The keeper's answer's first line, with the descriptors that came.
+fn answered(pid: i32, name: &str, text: &[u8], mut fds: Vec<OwnedFd>) -> Asked {
+    match text {
         // The ruleset first when there is one, then the namespaces.
-        Some((text, mut fds)) if text.starts_with(b"held") => {
+        _ if text.starts_with(b"held") => {
             let ruleset = (text == b"held ruleset" && !fds.is_empty()).then(|| fds.remove(0));
             let namespaces = if name.starts_with("shut ") { namespaces_of(fds) } else { None };
             if name.starts_with("shut ") && namespaces.is_none() {
@@ -203,7 +231,7 @@ pub fn get(dir: &str, name: &str) -> Asked {
             }
             Asked::Answered(pid, Some(Held { ruleset, namespaces }))
         }
-        Some((text, _)) if text == b"none" => Asked::Answered(pid, None),
+        b"none" => Asked::Answered(pid, None),
         _ => Asked::Silent,
     }
 }
@@ -285,6 +313,10 @@ struct Kept {
     /// it then does not free its rules on its own way to the command.
     handed: Option<OwnedFd>,
     used: Instant,
+    /// The kept entry it was built from, and the watch on the folders that
+    /// entry stamps (folder_watch.rs).
+    slot: std::path::PathBuf,
+    watch: Option<super::folder_watch::Watch>,
 }
 
 /// `dsh-allow keep DIR`: serve the listening socket on descriptor 3 until
@@ -331,7 +363,7 @@ pub fn serve(dir: &str) -> u8 {
             let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
             if c >= 0 {
                 let c = unsafe { OwnedFd::from_raw_fd(c) };
-                if !answer(&c, &mut held, abi) {
+                if !answer(&c, &mut held, abi, mounts.as_ref()) {
                     return 0;
                 }
                 last = Instant::now();
@@ -368,16 +400,16 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
 /// NAME` with the namespaces (answered `kept`). A request from another
 /// binary (the runner was updated) is answered `leaving`, and the keeper
 /// leaves (returns false) for one of that binary to take its place.
-fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) -> bool {
+fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::File>) -> bool {
     let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
-    match peer(c.as_raw_fd()) {
-        Some((pid, uid)) if uid == me && unfenced(pid) => {}
+    let asker = match peer(c.as_raw_fd()) {
+        Some((pid, uid)) if uid == me && unfenced(pid) => pid,
         _ => return true,
-    }
+    };
     let Some((text, fds)) = receive(c.as_raw_fd()) else { return true };
     let Ok(text) = std::str::from_utf8(&text) else { return true };
     let Some((verb, rest)) = text.split_once('\n') else { return true };
@@ -386,8 +418,19 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) -> bool {
         let _ = send(c.as_raw_fd(), b"leaving", &[]);
         return false;
     }
+    // `prove VERSION NAME`: a `get` that also asks what the keeper vouches
+    // for of the entry's folders at that version.
+    let (verb, rest, version) = match (verb, rest.split_once('\n')) {
+        ("prove", Some((version, name))) => ("get", name, Some(version)),
+        _ => (verb, rest, None),
+    };
     match (verb, rest) {
         ("get", name) => {
+            // A change in the host's mount table since the last look ends
+            // everything held (and no folder is vouched for across it).
+            if mounts.is_some_and(mount_table_changed) {
+                held.clear();
+            }
             let Some(k) = held.iter_mut().find(|k| k.name == name) else {
                 let _ = send(c.as_raw_fd(), b"none", &[]);
                 return true;
@@ -397,8 +440,18 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) -> bool {
             let next = k.next.take();
             let mut out: Vec<RawFd> = next.iter().map(|r| r.as_raw_fd()).collect();
             out.extend(fds_of(&k.namespaces));
-            let _ = send(c.as_raw_fd(), if next.is_some() { b"held ruleset" } else { b"held" }, &out);
+            let mut text = if next.is_some() { "held ruleset" } else { "held" }.to_string();
+            if let Some(v) = version {
+                text.push_str(&vouch(k, v, asker));
+            }
+            let _ = send(c.as_raw_fd(), text.as_bytes(), &out);
             k.handed = next;
+            // After the answer, off the call's way: watch the entry the call
+            // read, or look again at the folders marked since.
+            match &mut k.watch {
+                Some(w) if version.is_none_or(|v| w.version() == v) => w.recheck(),
+                _ => k.watch = super::folder_watch::Watch::of(&k.slot),
+            }
         }
         ("put", rest) => {
             let mut parts = rest.splitn(3, '\n');
@@ -416,14 +469,64 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32) -> bool {
             }
             // The caller goes on; its rules are opened here after it.
             let _ = send(c.as_raw_fd(), b"kept", &[]);
-            let mut k = Kept { name: name.to_string(), namespaces, rules: Vec::new(), handled: 0, next: None, handed: None, used: Instant::now() };
+            let mut k = Kept {
+                name: name.to_string(),
+                namespaces,
+                rules: Vec::new(),
+                handled: 0,
+                next: None,
+                handed: None,
+                used: Instant::now(),
+                slot: Path::new(slot).to_path_buf(),
+                watch: None,
+            };
             hold_rules(&mut k, Path::new(slot), id, name.starts_with("shut "), held);
             k.next = ruleset_of(&k, abi).filter(|_| !k.rules.is_empty());
+            k.watch = super::folder_watch::Watch::of(&k.slot);
             held.push(k);
         }
         _ => {}
     }
     true
+}
+
+/// What the keeper vouches for, as the answer's lines after the first:
+/// `vouched` and each folder it does not vouch for, when its watch is of
+/// `version` and the asker sees the mounts the keeper sees; else nothing.
+fn vouch(k: &mut Kept, version: &str, asker: i32) -> String {
+    let Some(w) = k.watch.as_mut().filter(|w| w.version() == version) else { return String::new() };
+    if !same_mounts(asker) {
+        return String::new();
+    }
+    // Every change made before the call asked is queued by now.
+    w.drain();
+    let mut out = "\nvouched".to_string();
+    for d in w.dirty() {
+        out.push('\n');
+        out.push_str(d);
+    }
+    if out.len() > MAX_MESSAGE / 2 {
+        return String::new();
+    }
+    out
+}
+
+/// Whether the process `pid` is in this process's mount namespace (the
+/// folders it looks up are the ones watched here).
+fn same_mounts(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let mine = ns("/proc/self/ns/mnt");
+    mine.is_some() && mine == ns(&format!("/proc/{pid}/ns/mnt"))
+}
+
+/// Whether the mount table behind `mounts` (`/proc/self/mountinfo`)
+/// changed since it was last asked (each look takes the change in).
+fn mount_table_changed(mounts: &std::fs::File) -> bool {
+    let mut p = libc::pollfd { fd: mounts.as_raw_fd(), events: libc::POLLPRI, revents: 0 };
+    // SAFETY: one pollfd, no wait.
+    unsafe { libc::poll(&mut p, 1, 0) };
+    p.revents & (libc::POLLPRI | libc::POLLERR) != 0
 }
 
 /// Open each rule of the kept entry in `slot` (if it is still the entry

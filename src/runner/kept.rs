@@ -85,9 +85,14 @@ impl Seen {
     /// Whether these times may vouch for lookups made at `at_ns`: last
     /// changed more than a second before, in a folder that shows changes.
     fn settled(&self, path: &str, at_ns: i128) -> bool {
-        let no_times = ["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v));
-        !no_times && self.mtime_ns.max(self.ctime_ns) <= at_ns - SETTLED_NS
+        shows_changes(path) && self.mtime_ns.max(self.ctime_ns) <= at_ns - SETTLED_NS
     }
+}
+
+/// Whether a folder's times (and the events on it) show changes: not in
+/// `/proc`, `/sys` or `/dev/pts`.
+pub fn shows_changes(path: &str) -> bool {
+    !["/proc", "/sys", "/dev/pts"].iter().any(|v| paths::within(path, v))
 }
 
 /// A kept fence: the key it was compiled for, what its walk found, and the
@@ -409,19 +414,22 @@ pub struct Reused {
     pub id: String,
     /// The file it is kept in (the keeper reads its rules from there).
     pub slot: PathBuf,
+    /// How many of its folders the keeper vouched for, of how many, when
+    /// it was asked and answered for this version (`--report-fence`).
+    pub vouched: Option<(usize, usize)>,
 }
 
 impl Reused {
     fn of(text: String, slot: PathBuf) -> Option<Reused> {
         let id = head(&text)?.id.to_string();
-        Some(Reused { text, id, slot })
+        Some(Reused { text, id, slot, vouched: None })
     }
 
     /// The entry kept in `slot`, as [`Cache::reuse`] would read it (ours,
     /// whole), without proving anything: for the keeper, which uses it
     /// only for the name the call proved.
     pub fn at(slot: &Path) -> Option<Reused> {
-        Reused::of(read_slot(slot)?, slot.to_path_buf())
+        Reused::of(read_slot(slot)?.0, slot.to_path_buf())
     }
 
     /// The rules (`None`: the entry is damaged past its head).
@@ -509,18 +517,19 @@ impl Cache {
         [first, second].map(|n| self.dir.join(format!("fence-{n:02}")))
     }
 
-    /// The slot holding `key`'s entry, and its text (ours and whole).
-    fn find(&self, key: &str) -> Option<(PathBuf, String)> {
+    /// The slot holding `key`'s entry, its text (ours and whole) and the
+    /// version of the file read.
+    fn find(&self, key: &str) -> Option<(PathBuf, String, String)> {
         self.slots(key).into_iter().find_map(|slot| {
-            let text = read_slot(&slot)?;
-            (head(&text)?.key == key).then_some((slot, text))
+            let (text, version) = read_slot(&slot)?;
+            (head(&text)?.key == key).then_some((slot, text, version))
         })
     }
 
     /// Where to keep `key`'s entry: the slot it is in, else an empty one,
     /// else the one written longer ago.
     fn slot_for(&self, key: &str) -> PathBuf {
-        if let Some((slot, _)) = self.find(key) {
+        if let Some((slot, _, _)) = self.find(key) {
             return slot;
         }
         let [a, b] = self.slots(key);
@@ -534,21 +543,32 @@ impl Cache {
     }
 
     /// The fence kept for `key`, if everything its walk found would be
-    /// found the same now.
-    pub fn reuse(&self, key: &str) -> Option<Reused> {
-        let (slot, text) = self.find(key)?;
+    /// found the same now. `ask` is given the entry's name and the version
+    /// of its file, and may answer for the keeper ([`super::folder_watch`]):
+    /// the folders it cannot vouch for, all others being as this version
+    /// stamps them.
+    pub fn reuse(&self, key: &str, ask: &mut dyn FnMut(&str, &str) -> Option<Vouched>) -> Option<Reused> {
+        let (slot, text, version) = self.find(key)?;
         let began = now_ns()?;
         let h = head(&text)?;
         if h.key != key {
             return None;
         }
-        // Each folder as it is now, against its stamp (one lstat each; a
-        // stamp is parsed only where the folder's text is not the same).
+        let vouched = ask(h.id, &version);
+        // Each folder as it is now, against its stamp (one lstat each,
+        // unless the keeper vouches for it; a stamp is parsed only where
+        // the folder is looked at).
         let mut rooted = false;
         let mut doubted: Vec<(&str, Option<Seen>, bool)> = Vec::new();
+        let (mut folders, mut by_keeper) = (0, 0);
         for folder in folder_lines(h.folders) {
             let (path, stamp) = folder?;
             rooted |= path == "/";
+            folders += 1;
+            if stamp.is_some() && vouched.as_ref().is_some_and(|v| !v.dirty.contains(path)) {
+                by_keeper += 1;
+                continue;
+            }
             let now = Seen::now(path);
             let vouches = match (stamp, &now) {
                 (Some(stamp), Some(now)) => Seen::parse(stamp)? == *now,
@@ -563,8 +583,10 @@ impl Cache {
         if !rooted {
             return None;
         }
+        let said = vouched.is_some().then_some((by_keeper, folders));
+        let of = |text: String, slot: PathBuf| Reused::of(text, slot).map(|r| Reused { vouched: said, ..r });
         if doubted.is_empty() {
-            return Reused::of(text, slot);
+            return of(text, slot);
         }
         // Some folder does not vouch (the workspace, after a file was made
         // there): what was found there is proven again, read from the text;
@@ -574,7 +596,7 @@ impl Cache {
         // Unsettled when kept, and still since: a compile right after a change.
         let settled_since = doubted.iter().any(|(folder, seen, unsettled)| seen.as_ref().is_some_and(|s| s.settled(folder, began)) && (proven >= REFRESH_AT || *unsettled));
         if !moved && !settled_since {
-            return Reused::of(text, slot);
+            return of(text, slot);
         }
         // Another file where one was found (the same kind: the rules hold):
         // the entry names the files as they are now, under a new name. Or
@@ -592,7 +614,7 @@ impl Cache {
         }
         let text = render(&e)?;
         let _ = self.write(&slot, &text);
-        Reused::of(text, slot)
+        of(text, slot)
     }
 
     /// Keep a fence compiled from `key`, its walk having found `walk`, the
@@ -709,8 +731,9 @@ fn prove_text(body: &str, doubted: &std::collections::BTreeSet<&str>) -> Option<
     None
 }
 
-/// The text of a kept entry, if it is ours and whole.
-fn read_slot(slot: &Path) -> Option<String> {
+/// The text of a kept entry, if it is ours and whole, and the version of
+/// the file it was read from (each write renames a new file into place).
+fn read_slot(slot: &Path) -> Option<(String, String)> {
     // No symlink anywhere on the way: the profile protects the folder by
     // its real path, so a link in the spelling could lead elsewhere.
     let mut f = std::fs::File::from(open_no_symlinks(slot).ok()?);
@@ -735,8 +758,33 @@ fn read_slot(slot: &Path) -> Option<String> {
     }
     buf.truncate(n);
     let text = String::from_utf8(buf).ok()?;
+    let version = format!("{}:{}:{}:{}", m.dev(), m.ino(), m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128);
     // Whole: written at once and renamed into place, it ends so.
-    text.ends_with("\nend\n").then_some(text)
+    text.ends_with("\nend\n").then_some((text, version))
+}
+
+/// What the keeper vouches for a kept entry's version: every folder it
+/// stamps is as stamped, but these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vouched {
+    pub dirty: std::collections::BTreeSet<String>,
+}
+
+/// The folders a kept entry's version stamps, read for the keeper: each
+/// path with its stamp (`None`: unsettled when kept), and the version.
+pub fn stamped_folders(slot: &Path) -> Option<(String, Vec<(String, Option<Seen>)>)> {
+    let (text, version) = read_slot(slot)?;
+    let h = head(&text)?;
+    let mut out = Vec::new();
+    for folder in folder_lines(h.folders) {
+        let (path, stamp) = folder?;
+        let seen = match stamp {
+            Some(s) => Some(Seen::parse(s)?),
+            None => None,
+        };
+        out.push((path.to_string(), seen));
+    }
+    Some((version, out))
 }
 
 /// Open `path` read-only with no symlink followed on the way (openat2

@@ -53,6 +53,8 @@ pub mod code_caches;
 #[cfg(target_os = "linux")]
 pub mod dotenv;
 #[cfg(target_os = "linux")]
+pub mod folder_watch;
+#[cfg(target_os = "linux")]
 pub mod host_temp;
 #[cfg(target_os = "linux")]
 pub mod isolate;
@@ -148,25 +150,41 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     if abi == 0 {
         return fail(EXIT_UNAVAILABLE, "this kernel has no usable Landlock; nothing was run");
     }
-    let (rules, how, entry) = match fence(&req, abi, cache.as_ref()) {
+    // The surfaces rules open, looked up by every part that shuts one.
+    let opened = req.opened();
+    let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
+    let here_and_surfaces = held::surfaces(&req, &opened);
+    // The keeper is asked while the kept entry is proven: what it holds of
+    // the fence, and which of the entry's folders it vouches for.
+    let shut = req.persistence == crate::api::Persistence::Shut;
+    let mut asked = None;
+    let mut ask = |id: &str, version: &str| {
+        let name = keeper::name(id, shut, &here_and_surfaces.1)?;
+        let (answer, vouched) = keeper::get_proven(cache_dir.as_deref()?, &name, Some(version));
+        asked = Some((name, answer));
+        vouched
+    };
+    let (rules, how, entry) = match fence(&req, abi, cache.as_ref(), &mut ask) {
         Ok(r) => r,
         Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    let vouched = match entry.as_ref().and_then(|e| e.vouched) {
+        Some((by_keeper, of)) => format!("{by_keeper} of {of} vouched for by the keeper, the rest looked up"),
+        None => "each looked up".to_string(),
     };
     // The supervisor reads the rules too (rights.rs). A kept entry
     // damaged past its first lines is compiled afresh.
     let rules = match rules.or_else(|| entry.as_ref()?.rules()) {
         Some(r) => r,
-        None => match fence(&req, abi, None) {
+        None => match fence(&req, abi, None, &mut |_, _| None) {
             Ok((Some(r), _, _)) => r,
             Ok(_) => return fail(EXIT_FAILED, "no fence could be compiled; nothing was run"),
             Err(e) => return fail(EXIT_FAILED, &e),
         },
     };
-    // The surfaces rules open, looked up by every part that shuts one.
-    let opened = req.opened();
-    // What the keeper holds is asked for here, outside every namespace.
-    let cache_dir = cache_dir.map(|d| crate::paths::normalize(&d));
-    let mut plan = held::Plan::of(&req, &opened, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)));
+    // What the keeper holds is asked for here, outside every namespace
+    // (unless it was while the entry was proven).
+    let mut plan = held::Plan::of(&req, here_and_surfaces, cache_dir.as_deref(), entry.as_ref().filter(|_| held::worth_holding(&rules)), asked);
     let mut hosts = host_pids(&req);
     hosts.extend(plan.keeper);
     // A `.env` the call makes where there was none is taken back
@@ -202,6 +220,9 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
         let signals = if abi >= 6 { "scoped to the call (Landlock)" } else { "open (Landlock ABI < 6)" };
         Ok(if report {
             let mut out = vec![format!("dsh-allow fence: {how}")];
+            if how == "reused" {
+                out.push(format!("dsh-allow folders: {vouched}"));
+            }
             out.extend(lines);
             out.push(format!("dsh-allow signals: {signals}"));
             out
@@ -268,12 +289,14 @@ fn host_pids(req: &ProfileRequest) -> Vec<i32> {
 /// was compiled from has changed, else compiled now (and kept when it can
 /// be). The second value says which, for `--report-fence`.
 #[cfg(target_os = "linux")]
-fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>) -> Result<(Option<linux::Rules>, String, Option<kept::Reused>), String> {
+type Ask<'a> = dyn FnMut(&str, &str) -> Option<kept::Vouched> + 'a;
+
+fn fence(req: &ProfileRequest, abi: u32, cache: Option<&crate::runner::kept::Cache>, ask: &mut Ask) -> Result<(Option<linux::Rules>, String, Option<kept::Reused>), String> {
     use crate::runner::kept::{key, Outcome};
     let key = cache.and_then(|_| key(req, abi));
     if let (Some(cache), Some(key)) = (cache, &key) {
         // Its rules are read only if the keeper does not hold it.
-        if let Some(reused) = cache.reuse(key) {
+        if let Some(reused) = cache.reuse(key, ask) {
             return Ok((None, "reused".into(), Some(reused)));
         }
     }
