@@ -125,11 +125,31 @@ fn a_folder_reached_through_a_link_is_never_vouched_for() {
     let mut w = Watch::of(&t.slot).unwrap();
     let d = dirty(&mut w);
     assert!(d.contains(&t.p("l")), "the link itself was vouched for: {d:?}");
+    // What lies below an unwatched folder is not vouched for either: a
+    // rename of the link's folder would make no event on it.
+    assert!(d.contains(&t.p("l/b")), "a folder below an unwatched one was vouched for: {d:?}");
     // Changing where the link leads is an event in its folder.
     fs::remove_file(t.base.join("l")).unwrap();
     std::os::unix::fs::symlink(t.base.join("d"), t.base.join("l")).unwrap();
     let d = dirty(&mut w);
     assert!(d.contains(&t.p("l/b")), "a folder through a retargeted link was vouched for: {d:?}");
+}
+
+#[test]
+fn an_unsettled_folder_is_watched_so_the_folders_below_it_are_vouched_for() {
+    let t = Tree::new("unsettled");
+    t.keep(&[&t.p("a/b/c")]);
+    // The entry as kept right after a change: `a` unsettled (no stamp).
+    let text = fs::read_to_string(&t.slot).unwrap();
+    let a = t.p("a");
+    let line = text.lines().find(|l| l.starts_with("folder ") && l.ends_with(&format!(" {a}"))).unwrap().to_string();
+    fs::write(&t.slot, text.replace(&format!("{line}\n"), &format!("unsettled {a}\n"))).unwrap();
+    let mut w = Watch::of(&t.slot).unwrap();
+    let d = dirty(&mut w);
+    assert!(d.contains(&a), "an unsettled folder was vouched for: {d:?}");
+    assert!(!d.contains(&t.p("a/b")), "{d:?}");
+    fs::rename(t.base.join("a/b"), t.base.join("a/b2")).unwrap();
+    assert!(dirty(&mut w).contains(&t.p("a/b/c")));
 }
 
 #[test]

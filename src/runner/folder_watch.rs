@@ -17,11 +17,16 @@
 //! renamed, removed or replaced). An event on P itself (its attributes, its
 //! removal or move, the watch dropped) marks P and everything below it. A
 //! queue that overflowed marks all. So a rename of an ancestor reaches
-//! every folder reached through it, which is why the folders must include
-//! each one's parent (a compile's walk looks up every component; a set that
-//! does not is not watched at all). A folder whose last component is a link
-//! (`IN_DONT_FOLLOW`), that cannot be watched, that is not stamped or that
-//! does not show changes (`/proc`, `/sys`, `/dev/pts`) is never vouched for.
+//! every folder reached through it — only if that ancestor is watched: a
+//! folder is vouched for only when it and every folder above it hold a live
+//! watch (a compile's walk looks up every component, so each one's parent is
+//! in the set; a set that lacks one is not watched at all). Every folder is
+//! watched, stamped or not, but only on a file system whose changes all pass
+//! through this kernel (ext4, xfs, btrfs, tmpfs, overlay…): on a network or
+//! FUSE file system a change made elsewhere makes no event, and such a folder,
+//! and all below it, is never vouched for. Nor is a folder whose last
+//! component is a link (`IN_DONT_FOLLOW`), that cannot be watched, that is
+//! not stamped or that does not show changes (`/proc`, `/sys`, `/dev/pts`).
 //! Mounts make no events: the keeper drops everything it holds when the
 //! host's mount table changes (keeper.rs).
 
@@ -42,13 +47,22 @@ const MASK: u32 = libc::IN_CREATE
     | libc::IN_ONLYDIR
     | libc::IN_DONT_FOLLOW;
 
+/// File systems whose every change passes through this kernel, so makes an
+/// inotify event (`statfs` magic numbers): ext2/3/4, xfs, btrfs, tmpfs,
+/// ramfs, f2fs, zfs, overlay.
+const LOCAL: &[i64] = &[0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x8584_58f6, 0xF2F5_2010, 0x2FC1_2FC1, 0x794C_7630];
+
 /// The watched folders of one kept entry's version.
 pub struct Watch {
     inotify: OwnedFd,
     version: String,
     folders: Vec<(String, Option<Seen>)>,
+    /// Each folder's parent in `folders` (`None` for `/`).
+    parents: Vec<Option<usize>>,
     /// Which folders each watch descriptor stands for.
     by_wd: HashMap<i32, Vec<usize>>,
+    /// Whether each folder holds a live watch on a local file system.
+    watched: Vec<bool>,
     dirty: Vec<bool>,
 }
 
@@ -58,9 +72,10 @@ impl Watch {
     /// parents.
     pub fn of(slot: &Path) -> Option<Watch> {
         let (version, folders) = kept::stamped_folders(slot)?;
-        let names: std::collections::HashSet<&str> = folders.iter().map(|(p, _)| p.as_str()).collect();
-        if !folders.iter().all(|(p, _)| p == "/" || names.contains(crate::paths::parent(p))) {
-            return None;
+        let at: HashMap<&str, usize> = folders.iter().enumerate().map(|(i, (p, _))| (p.as_str(), i)).collect();
+        let mut parents = Vec::with_capacity(folders.len());
+        for (p, _) in &folders {
+            parents.push(if p == "/" { None } else { Some(*at.get(crate::paths::parent(p))?) });
         }
         // SAFETY: plain flags; a new descriptor, owned below.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
@@ -68,7 +83,7 @@ impl Watch {
             return None;
         }
         let n = folders.len();
-        let mut w = Watch { inotify: unsafe { OwnedFd::from_raw_fd(fd) }, version, folders, by_wd: HashMap::new(), dirty: vec![true; n] };
+        let mut w = Watch { inotify: unsafe { OwnedFd::from_raw_fd(fd) }, version, folders, parents, by_wd: HashMap::new(), watched: vec![false; n], dirty: vec![true; n] };
         for i in 0..n {
             w.check(i);
         }
@@ -84,7 +99,9 @@ impl Watch {
     /// only when watched and as stamped.
     fn check(&mut self, i: usize) {
         let (path, stamp) = &self.folders[i];
-        let Some(stamp) = stamp.as_ref().filter(|_| kept::shows_changes(path)) else { return };
+        if !kept::shows_changes(path) {
+            return;
+        }
         let Ok(c) = CString::new(path.as_str()) else { return };
         // SAFETY: our inotify descriptor, a NUL-terminated path.
         let wd = unsafe { libc::inotify_add_watch(self.inotify.as_raw_fd(), c.as_ptr(), MASK) };
@@ -95,7 +112,10 @@ impl Watch {
         if !at.contains(&i) {
             at.push(i);
         }
-        self.dirty[i] = Seen::now(path).as_ref() != Some(stamp);
+        // Watched, the folder is as stamped or not; on a file system that
+        // could change behind the kernel's back it is watched for nothing.
+        self.watched[i] = local(&c);
+        self.dirty[i] = stamp.is_none() || Seen::now(path).as_ref() != stamp.as_ref();
     }
 
     /// Read every event queued and mark what each may have changed.
@@ -132,6 +152,9 @@ impl Watch {
         let Some(at) = self.by_wd.get(&wd).cloned() else { return };
         if mask & libc::IN_IGNORED != 0 {
             self.by_wd.remove(&wd);
+            for &i in &at {
+                self.watched[i] = false;
+            }
         }
         let name = std::str::from_utf8(name).ok().filter(|n| !n.is_empty());
         for i in at {
@@ -162,8 +185,33 @@ impl Watch {
         }
     }
 
-    /// The folders not vouched for.
-    pub fn dirty(&self) -> impl Iterator<Item = &str> {
-        self.folders.iter().zip(&self.dirty).filter(|(_, d)| **d).map(|((p, _), _)| p.as_str())
+    /// Whether folder `i` is vouched for: as stamped since it was watched,
+    /// and it and every folder above it watched (a rename anywhere above
+    /// makes an event).
+    fn vouched(&self, i: usize) -> bool {
+        let mut at = Some(i);
+        while let Some(j) = at {
+            if !self.watched[j] {
+                return false;
+            }
+            at = self.parents[j];
+        }
+        !self.dirty[i]
     }
+
+    /// The folders not vouched for.
+    pub fn dirty(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.folders.len()).filter(|&i| !self.vouched(i)).map(|i| self.folders[i].0.as_str())
+    }
+}
+
+/// Whether the folder at `path` is on a file system whose every change
+/// passes through this kernel.
+fn local(path: &CString) -> bool {
+    // SAFETY: a zeroed statfs for the kernel to fill, a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(path.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    LOCAL.contains(&(st.f_type as i64))
 }

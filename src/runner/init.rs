@@ -16,7 +16,7 @@
 //! init takes the whole namespace with it.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// Set in the runner's child when the supervisor made the call's process
 /// namespace before forking it: the child is then the namespace's init
@@ -57,6 +57,35 @@ pub fn child_is_first() {
 /// Whether this process is already the init of the call's namespace.
 pub fn is_first() -> bool {
     FIRST.load(Ordering::Relaxed)
+}
+
+/// The signals that end a process by default and that a namespace's first
+/// process would drop: while it sets the call up they are noted instead, so
+/// an interrupt or the host's timeout then still stops the call before its
+/// command starts, as it stopped the runner's child before.
+const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+static NOTED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note(sig: libc::c_int) {
+    NOTED.store(sig, Ordering::Relaxed);
+}
+
+/// In the first process, right after the fork (its signals still blocked).
+pub fn note_signals() {
+    for sig in ENDING {
+        // SAFETY: a handler that only stores a number.
+        unsafe { libc::signal(sig, note as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+}
+
+/// Before the command starts: the signal noted while the call was set up,
+/// if any; from here on the init takes its signals as a namespace's init.
+pub fn noted_signal() -> Option<i32> {
+    for sig in ENDING {
+        // SAFETY: default action back.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    Some(NOTED.load(Ordering::Relaxed)).filter(|&s| s != 0)
 }
 
 /// The init's end of the status pipe.

@@ -441,7 +441,8 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
             let mut out: Vec<RawFd> = next.iter().map(|r| r.as_raw_fd()).collect();
             out.extend(fds_of(&k.namespaces));
             let mut text = if next.is_some() { "held ruleset" } else { "held" }.to_string();
-            if let Some(v) = version {
+            // With no view of the mount table, nothing is vouched for.
+            if let (Some(v), Some(_)) = (version, mounts) {
                 text.push_str(&vouch(k, v, asker));
             }
             let _ = send(c.as_raw_fd(), text.as_bytes(), &out);
@@ -511,13 +512,16 @@ fn vouch(k: &mut Kept, version: &str, asker: i32) -> String {
     out
 }
 
-/// Whether the process `pid` is in this process's mount namespace (the
-/// folders it looks up are the ones watched here).
+/// Whether the process `pid` is in this process's mount namespace, with the
+/// same root (the folders it looks up are the ones watched here).
 fn same_mounts(pid: i32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let ns = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let mine = ns("/proc/self/ns/mnt");
-    mine.is_some() && mine == ns(&format!("/proc/{pid}/ns/mnt"))
+    let id = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let same = |what: &str| {
+        let mine = id(&format!("/proc/self/{what}"));
+        mine.is_some() && mine == id(&format!("/proc/{pid}/{what}"))
+    };
+    same("ns/mnt") && same("root")
 }
 
 /// Whether the mount table behind `mounts` (`/proc/self/mountinfo`)

@@ -554,6 +554,9 @@ impl Cache {
         if h.key != key {
             return None;
         }
+        // The file's identity and its folder lines' hash: a later entry in
+        // a reused inode with the same size and time is still another one.
+        let version = format!("{version}:{:016x}", block_hash(h.folders));
         let vouched = ask(h.id, &version);
         // Each folder as it is now, against its stamp (one lstat each,
         // unless the keeper vouches for it; a stamp is parsed only where
@@ -763,6 +766,22 @@ fn read_slot(slot: &Path) -> Option<(String, String)> {
     text.ends_with("\nend\n").then_some((text, version))
 }
 
+/// A hash of an entry's folder lines, eight bytes at a time (the entry is
+/// ours, in a protected folder: only chance collisions matter).
+fn block_hash(block: &str) -> u64 {
+    let b = block.as_bytes();
+    let mut h = 0x9E37_79B9_7F4A_7C15u64 ^ b.len() as u64;
+    let mut eat = |w: u64| h = (h ^ w).wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(31);
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        eat(u64::from_le_bytes(w.try_into().expect("eight bytes")));
+    }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    eat(u64::from_le_bytes(tail));
+    h
+}
+
 /// What the keeper vouches for a kept entry's version: every folder it
 /// stamps is as stamped, but these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -775,6 +794,7 @@ pub struct Vouched {
 pub fn stamped_folders(slot: &Path) -> Option<(String, Vec<(String, Option<Seen>)>)> {
     let (text, version) = read_slot(slot)?;
     let h = head(&text)?;
+    let version = format!("{version}:{:016x}", block_hash(h.folders));
     let mut out = Vec::new();
     for folder in folder_lines(h.folders) {
         let (path, stamp) = folder?;

@@ -217,7 +217,15 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let pid = unsafe { libc::fork() };
     if let Some(own) = &own_pids_ns {
         if pid != 0 && !super::init::back_after_fork(own) {
-            return super::fail(super::EXIT_FAILED, &format!("cannot return to the runner's own process namespace: {}; nothing was run", std::io::Error::last_os_error()));
+            let why = std::io::Error::last_os_error();
+            if pid > 0 {
+                // SAFETY: our own child, killed and reaped before we leave.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+            }
+            return super::fail(super::EXIT_FAILED, &format!("cannot return to the runner's own process namespace: {why}; nothing was run"));
         }
     }
     if pid < 0 {
@@ -226,6 +234,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     if pid == 0 {
         if own_pids_ns.is_some() {
             super::init::child_is_first();
+            super::init::note_signals();
         }
         drop(own_pids_ns);
         // SAFETY: restoring the mask we saved; closing our copies.
@@ -397,6 +406,13 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
             if let Err(e) = super::hand::spawn(chan) {
                 return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
             }
+        }
+    }
+    // A signal that would have ended the runner's child before it became
+    // the namespace's first process ends the call here, before the command.
+    if super::init::is_first() {
+        if let Some(sig) = super::init::noted_signal() {
+            return 128u8.wrapping_add(sig as u8);
         }
     }
     // The init starts the command and stays to reap.
