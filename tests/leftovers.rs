@@ -4,8 +4,9 @@
 //! against the DSH control planes running *now*: a `dsh` that starts after
 //! the call ended — a restart, a second one, one with another DSH_HOME —
 //! is refused to them as to any fenced call, while an ordinary local
-//! server stays reachable. Each runs as root and as uid 65534, each probe
-//! beside an unfenced control.
+//! server stays reachable. A termination that arrives while the call is
+//! still being set up ends it before its command starts. Each runs as root
+//! and as uid 65534, each probe beside an unfenced control.
 #![cfg(target_os = "linux")]
 
 use std::fs;
@@ -178,4 +179,46 @@ fn a_call_that_leaves_nothing_running_leaves_nothing_in_its_process_group() {
             assert_eq!(alive, left, "`{script}`: something of the call {} in its process group once it ended", if alive { "was still" } else { "was no longer" });
         }
     }
+}
+
+#[test]
+fn a_termination_sent_while_the_call_is_set_up_ends_it_before_its_command_starts() {
+    for user in [None, Some(NOBODY)] {
+        let Some(w) = World::new("term", user) else { continue };
+        let ws = w.path("ws").to_string_lossy().into_owned();
+        // No fence cache: the child builds the whole fence, milliseconds
+        // in which the termination lands.
+        let profile = json!({
+            "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+        });
+        let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+        let marker = w.path("ws/ran");
+        let script = format!("touch {} && sleep 5", marker.display());
+        let argv = [runner.as_str(), "run", "--profile-json", &profile.to_string(), "--", "/bin/bash", "-c", &script];
+        let started = Instant::now();
+        let mut c = users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        // The runner (`setpriv` execs it in place) and, as soon as it
+        // appears, the child it forks to set the call up.
+        let runner_pid = c.id() as i32;
+        let mut sent = false;
+        while !sent && started.elapsed() < Duration::from_secs(5) {
+            if let Some(&child) = children(runner_pid).first() {
+                // SAFETY: a pid this test's call started.
+                unsafe { libc::kill(child, libc::SIGTERM) };
+                sent = true;
+            }
+        }
+        let status = c.wait().unwrap();
+        assert!(sent, "the runner's child never appeared");
+        assert!(!status.success(), "the call went on after a termination during its set-up");
+        assert!(!marker.exists(), "the command started after a termination during the call's set-up");
+        assert!(started.elapsed() < Duration::from_secs(4), "the call ran its command to the end");
+    }
+}
+
+/// The children of `pid`, over all its threads.
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks.flatten().flat_map(|t| fs::read_to_string(t.path().join("children")).unwrap_or_default().split_whitespace().filter_map(|c| c.parse().ok()).collect::<Vec<i32>>()).collect()
 }
