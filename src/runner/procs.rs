@@ -28,21 +28,11 @@ impl Proc {
 
 /// A process's start time (clock ticks since boot), field 22 of its stat.
 pub fn start_time(pid: i32) -> Option<u64> {
-    // One read into room for the whole line (a stat line is well under
-    // 1 KiB): `read_to_string` would start small and read six times.
-    let mut buf = [0u8; 2048];
-    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
-    let mut n = 0;
-    loop {
-        match f.read(&mut buf[n..]).ok()? {
-            0 => break,
-            k => n += k,
-        }
-        if n == buf.len() {
-            return None;
-        }
-    }
-    start_time_in(std::str::from_utf8(&buf[..n]).ok()?)
+    // Room for the whole line up front (a stat line is well under 1 KiB):
+    // `read_to_string` into an empty string starts small and reads six times.
+    let mut buf = Vec::with_capacity(2048);
+    std::fs::File::open(format!("/proc/{pid}/stat")).ok()?.read_to_end(&mut buf).ok()?;
+    start_time_in(std::str::from_utf8(&buf).ok()?)
 }
 
 /// Field 22 of a stat line. The name (field 2) may hold spaces and
