@@ -5,7 +5,8 @@
 //! the call ended — a restart, a second one, one with another DSH_HOME —
 //! is refused to them as to any fenced call, while an ordinary local
 //! server stays reachable. A termination that arrives while the call is
-//! still being set up ends it before its command starts. Each runs as root
+//! still being set up ends it before its command starts, and a kill of the
+//! call's group at any moment leaves no command running. Each runs as root
 //! and as uid 65534, each probe beside an unfenced control.
 #![cfg(target_os = "linux")]
 
@@ -214,6 +215,50 @@ fn a_termination_sent_while_the_call_is_set_up_ends_it_before_its_command_starts
         assert!(!status.success(), "the call went on after a termination during its set-up");
         assert!(!marker.exists(), "the command started after a termination during the call's set-up");
         assert!(started.elapsed() < Duration::from_secs(4), "the call ran its command to the end");
+    }
+}
+
+/// The host ends a call by killing its process group (a timeout, the user's
+/// interrupt). Whenever that lands — before the fence is up, while it goes
+/// up, in the instant the command is forked, once it runs — the command
+/// either never starts or is ended with the rest: nothing of the call goes
+/// on after the host asked it to end.
+#[test]
+fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_command_running() {
+    use std::os::unix::process::CommandExt;
+    for user in [None, Some(NOBODY)] {
+        let Some(w) = World::new("groupterm", user) else { continue };
+        let ws = w.path("ws").to_string_lossy().into_owned();
+        let profile = json!({
+            "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [],
+        })
+        .to_string();
+        let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+        let call = |script: &str| {
+            let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", script];
+            users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+        };
+        // The control: left alone, the same call runs its command; its
+        // time to the command's first step spans the set-up.
+        let started = Instant::now();
+        let mut c = call("touch control");
+        assert!(c.wait().unwrap().success(), "the call fails even when left alone");
+        let set_up = started.elapsed();
+        assert!(w.path("ws/control").exists(), "the control call never ran its command");
+        let rounds = 60u32;
+        for i in 0..rounds {
+            let mut c = call(&format!("sleep 0.2; touch ran-{i}"));
+            std::thread::sleep(set_up * 3 / 2 * i / rounds);
+            // SAFETY: the group this test started.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
+            let status = c.wait().unwrap();
+            assert!(!status.success(), "round {i}: the call succeeded after its group was terminated");
+        }
+        // Long enough for any command that survived to have made its mark.
+        std::thread::sleep(Duration::from_millis(600));
+        let ran: Vec<u32> = (0..rounds).filter(|i| w.path(&format!("ws/ran-{i}")).exists()).collect();
+        assert!(ran.is_empty(), "commands ran on after their call's group was terminated (rounds {ran:?}, set-up {set_up:?})");
     }
 }
 

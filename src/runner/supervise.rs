@@ -463,6 +463,20 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     super::exec(child.argv)
 }
 
+/// The signals that end a call, held for the supervisor's signalfd.
+const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+
+/// An ending signal sent to this process and not yet read, if any.
+fn ending_pending() -> Option<i32> {
+    // SAFETY: a zeroed set for sigpending to fill.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigpending and sigismember on that set.
+    unsafe {
+        libc::sigpending(&mut set);
+        ENDING.into_iter().find(|&s| libc::sigismember(&set, s) == 1)
+    }
+}
+
 /// Block the signals the supervisor reads from a signalfd (the child
 /// unblocks them again); returns the old mask and the signalfd.
 fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
@@ -471,7 +485,7 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        for s in ENDING.into_iter().chain([libc::SIGCHLD]) {
             libc::sigaddset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
@@ -1004,6 +1018,14 @@ fn take_listener(channel: RawFd) -> Option<Listener> {
     let mut n = [0u8; 8];
     let (got, sender) = super::caller::receive_with_sender(channel, &mut n)?;
     if got != n.len() {
+        return None;
+    }
+    // The host ends a call by signalling its process group. One that came
+    // before the command was forked reached the supervisor (it is held
+    // here, unread) but not the command, and a call's init drops it: the
+    // command, held before its exec until this answer, ends with it now.
+    if let Some(sig) = ending_pending() {
+        super::caller::signal(sender as u32, sig);
         return None;
     }
     let word = |i: usize| i32::from_ne_bytes(n[i..i + 4].try_into().unwrap());
