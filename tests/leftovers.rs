@@ -222,44 +222,115 @@ fn a_termination_sent_while_the_call_is_set_up_ends_it_before_its_command_starts
 /// interrupt). Whenever that lands — before the fence is up, while it goes
 /// up, in the instant the command is forked, once it runs — the command
 /// either never starts or is ended with the rest: nothing of the call goes
-/// on after the host asked it to end.
+/// on after the host asked it to end. With the repository's surfaces shut
+/// (as the plugin runs it) the call has a process namespace and an init of
+/// its own; without, it has neither.
 #[test]
 fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_command_running() {
     use std::os::unix::process::CommandExt;
     for user in [None, Some(NOBODY)] {
-        let Some(w) = World::new("groupterm", user) else { continue };
-        let ws = w.path("ws").to_string_lossy().into_owned();
-        let profile = json!({
-            "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
-            "platform": "linux", "mode": "workspace-write", "rules": [],
-        })
-        .to_string();
-        let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
-        let call = |script: &str| {
-            let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", script];
-            users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
-        };
-        // The control: left alone, the same call runs its command; its
-        // time to the command's first step spans the set-up.
-        let started = Instant::now();
-        let mut c = call("touch control");
-        assert!(c.wait().unwrap().success(), "the call fails even when left alone");
-        let set_up = started.elapsed();
-        assert!(w.path("ws/control").exists(), "the control call never ran its command");
-        let rounds = 60u32;
-        for i in 0..rounds {
-            let mut c = call(&format!("sleep 0.2; touch ran-{i}"));
-            std::thread::sleep(set_up * 3 / 2 * i / rounds);
-            // SAFETY: the group this test started.
-            unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
-            let status = c.wait().unwrap();
-            assert!(!status.success(), "round {i}: the call succeeded after its group was terminated");
+        for persistence in ["shut", "open"] {
+            let Some(w) = World::new(&format!("groupterm-{persistence}"), user) else { continue };
+            let ws = w.path("ws").to_string_lossy().into_owned();
+            let profile = json!({
+                "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+                "platform": "linux", "mode": "workspace-write", "rules": [], "persistence": persistence,
+            })
+            .to_string();
+            let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+            let call = |script: &str| {
+                let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", script];
+                users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+            };
+            // The control: left alone, the same call runs its command; the
+            // second one's time spans the set-up.
+            let mut set_up = Duration::ZERO;
+            for _ in 0..2 {
+                let started = Instant::now();
+                assert!(call("touch control").wait().unwrap().success(), "the call fails even when left alone");
+                set_up = started.elapsed();
+            }
+            assert!(w.path("ws/control").exists(), "the control call never ran its command");
+            let rounds = 60u32;
+            for i in 0..rounds {
+                // A command that outlived the kill makes its mark a second
+                // later; one the kill reached makes none.
+                let mut c = call(&format!("sleep 1; touch ran-{i}"));
+                std::thread::sleep(set_up * 3 / 2 * i / rounds);
+                // SAFETY: the group this test started.
+                unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
+                let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung after its group was terminated"));
+                assert!(!status.success(), "{persistence}, round {i}: the call succeeded after its group was terminated");
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+            let ran: Vec<u32> = (0..rounds).filter(|i| w.path(&format!("ws/ran-{i}")).exists()).collect();
+            assert!(ran.is_empty(), "{persistence}: commands ran on after their call's group was terminated (rounds {ran:?}, set-up {set_up:?})");
         }
-        // Long enough for any command that survived to have made its mark.
-        std::thread::sleep(Duration::from_millis(600));
-        let ran: Vec<u32> = (0..rounds).filter(|i| w.path(&format!("ws/ran-{i}")).exists()).collect();
-        assert!(ran.is_empty(), "commands ran on after their call's group was terminated (rounds {ran:?}, set-up {set_up:?})");
     }
+}
+
+/// A hang-up the host started the runner ignoring (`nohup`) ends nothing:
+/// sent to the call's group at any moment of its set-up, the call goes on
+/// and its command runs, with the hang-up still ignored.
+#[test]
+fn a_hang_up_the_runner_was_started_ignoring_ends_no_call() {
+    use std::os::unix::process::CommandExt;
+    for user in [None, Some(NOBODY)] {
+        for persistence in ["shut", "open"] {
+            let Some(w) = World::new(&format!("nohup-{persistence}"), user) else { continue };
+            let ws = w.path("ws").to_string_lossy().into_owned();
+            let profile = json!({
+                "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
+                "platform": "linux", "mode": "workspace-write", "rules": [], "persistence": persistence,
+            })
+            .to_string();
+            let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
+            // The set-up's length, from a call left alone.
+            let mut set_up = Duration::ZERO;
+            for _ in 0..2 {
+                let started = Instant::now();
+                let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/true"];
+                assert!(users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).status().unwrap().success(), "the call fails even when left alone");
+                set_up = started.elapsed();
+            }
+            let rounds = 24u32;
+            for i in 0..rounds {
+                // The command is hung up on too, after its start: ignoring it,
+                // it goes on to make its mark.
+                let script = format!("sleep 0.3; touch ran-{i}");
+                let argv = ["/usr/bin/nohup", runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", &script];
+                let started = Instant::now();
+                let mut c = users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+                // From the moment `nohup` has made way for the runner (before
+                // that, the hang-up is nohup's to ignore or die of).
+                let comm = format!("/proc/{}/comm", c.id());
+                while fs::read_to_string(&comm).is_ok_and(|n| n.trim() != "dsh-allow") && started.elapsed() < Duration::from_secs(5) {
+                    std::thread::yield_now();
+                }
+                std::thread::sleep(set_up * 3 / 2 * i / rounds);
+                // SAFETY: the group this test started.
+                unsafe { libc::kill(-(c.id() as i32), libc::SIGHUP) };
+                let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung"));
+                assert!(status.success(), "{persistence}, round {i}: a hang-up the runner ignores ended the call ({status:?}, after {:?})", started.elapsed());
+                assert!(w.path(&format!("ws/ran-{i}")).exists(), "{persistence}, round {i}: the command did not run to its end");
+            }
+        }
+    }
+}
+
+/// The call's status if it ends within `limit`; else its group is killed.
+fn wait_within(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(st) = c.try_wait().unwrap() {
+            return Some(st);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: the group this test started.
+    unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
+    let _ = c.wait();
+    None
 }
 
 /// The children of `pid`, over all its threads.

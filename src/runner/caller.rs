@@ -53,14 +53,6 @@ pub fn take_fd(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
     Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
 }
 
-/// Send `sig` to the process of thread `tid`, through a pidfd (not a pid
-/// that may have been reused). False when it is gone.
-pub fn signal(tid: u32, sig: i32) -> bool {
-    let Ok(pidfd) = pidfd_of(tid) else { return false };
-    // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
-    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), sig, std::ptr::null::<libc::siginfo_t>(), 0) == 0 }
-}
-
 /// The umask and file system ids a thread makes files with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Maker {

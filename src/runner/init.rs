@@ -70,9 +70,19 @@ extern "C" fn note(sig: libc::c_int) {
     NOTED.store(sig, Ordering::Relaxed);
 }
 
+/// Whether `sig` is ignored in this process: as the host started the
+/// runner (`nohup`, a background job's interrupt), since the runner sets
+/// no disposition of its own but these. Ignored, it ends no call, and the
+/// command inherits it ignored.
+pub fn ignored(sig: i32) -> bool {
+    // SAFETY: a zeroed sigaction for sigaction to fill; nothing is set.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN }
+}
+
 /// In the first process, right after the fork (its signals still blocked).
 pub fn note_signals() {
-    for sig in ENDING {
+    for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
         // SAFETY: a handler that only stores a number.
         unsafe { libc::signal(sig, note as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
@@ -80,8 +90,9 @@ pub fn note_signals() {
 
 /// Before the command starts: the signal noted while the call was set up,
 /// if any; from here on the init takes its signals as a namespace's init.
+/// The ignored ones stay ignored, for the command to inherit.
 pub fn noted_signal() -> Option<i32> {
-    for sig in ENDING {
+    for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
         // SAFETY: default action back.
         unsafe { libc::signal(sig, libc::SIG_DFL) };
     }

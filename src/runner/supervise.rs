@@ -466,15 +466,15 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
 /// The signals that end a call, held for the supervisor's signalfd.
 const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
 
-/// An ending signal sent to this process and not yet read, if any.
+/// An ending signal sent to this process and not yet read, if any. One the
+/// runner was started ignoring (`nohup`, a background job's interrupt)
+/// ends nothing: the kernel queues a blocked signal even when ignored.
 fn ending_pending() -> Option<i32> {
     // SAFETY: a zeroed set for sigpending to fill.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: sigpending and sigismember on that set.
-    unsafe {
-        libc::sigpending(&mut set);
-        ENDING.into_iter().find(|&s| libc::sigismember(&set, s) == 1)
-    }
+    unsafe { libc::sigpending(&mut set) };
+    ENDING.into_iter().find(|&s| unsafe { libc::sigismember(&set, s) } == 1 && !super::init::ignored(s))
 }
 
 /// Block the signals the supervisor reads from a signalfd (the child
@@ -542,7 +542,7 @@ fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, s
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
                     reap(child, &mut ending.child_status);
-                } else if own_session {
+                } else if own_session && !super::init::ignored(sig) {
                     // SAFETY: kill with a pid and a signal number.
                     unsafe { libc::kill(-child, sig) };
                 }
@@ -992,6 +992,11 @@ fn program_of(tid: u32) -> String {
     format!("{}, pid {tid}", comm.trim())
 }
 
+/// The supervisor's answers to the listener's hand-over: go on to the exec,
+/// or end (followed by the signal the call was ended with).
+const GO: u8 = 1;
+const END: u8 = 0;
+
 /// In the child: say the listener's number (and whether the call has its
 /// own process namespace) and wait until the supervisor has taken its copy.
 /// The supervisor reads who wrote it from the message's credentials
@@ -1004,9 +1009,16 @@ fn hand_over_listener(channel: RawFd, fd: RawFd, own_pids: bool) -> Result<(), S
         if libc::write(channel, n.as_ptr().cast(), n.len()) != n.len() as isize {
             return Err(std::io::Error::last_os_error().to_string());
         }
-        let mut ack = [0u8; 1];
-        if libc::read(channel, ack.as_mut_ptr().cast(), 1) != 1 {
-            return Err("the supervisor did not take it".into());
+        let mut ack = [0u8; 2];
+        match libc::read(channel, ack.as_mut_ptr().cast(), 2) {
+            1 if ack[0] == GO => {}
+            // The call was ended before this process could get the signal:
+            // it ends here, before its exec, as 128 + the signal (as the
+            // init ends a call it noted the signal for). Not by raising it:
+            // its own filter would hand that `kill` to a supervisor that no
+            // longer listens.
+            2 if ack[0] == END => libc::_exit(128 + i32::from(ack[1])),
+            _ => return Err("the supervisor did not take it".into()),
         }
     }
     Ok(())
@@ -1025,13 +1037,14 @@ fn take_listener(channel: RawFd) -> Option<Listener> {
     // here, unread) but not the command, and a call's init drops it: the
     // command, held before its exec until this answer, ends with it now.
     if let Some(sig) = ending_pending() {
-        super::caller::signal(sender as u32, sig);
+        // SAFETY: a two-byte buffer: the end, and the signal to end with.
+        unsafe { libc::write(channel, [END, sig as u8].as_ptr().cast(), 2) };
         return None;
     }
     let word = |i: usize| i32::from_ne_bytes(n[i..i + 4].try_into().unwrap());
     let fd = super::caller::take_fd(sender as u32, word(0)).ok()?;
     // SAFETY: a one-byte buffer.
-    unsafe { libc::write(channel, [1u8].as_ptr().cast(), 1) };
+    unsafe { libc::write(channel, [GO].as_ptr().cast(), 1) };
     Some(Listener { fd, own_pids: word(4) != 0 })
 }
 
