@@ -296,8 +296,9 @@ pub fn start(dir: &str, exe: &Path) -> Option<i32> {
 /// Landlock); the keeper answers none.
 fn unfenced(pid: i32) -> bool {
     use std::io::Read;
-    // /proc says a size of 0, so room is made up front: one read, not a
-    // doubling from 32 bytes (eight reads, on the call's path).
+    // /proc says a size of 0, so room is made up front: the file in one
+    // read (and one more that finds its end), not a doubling from 32 bytes
+    // (eight reads, on the call's path).
     let mut status = String::with_capacity(4096);
     let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/status")) else { return false };
     if f.read_to_string(&mut status).is_err() {
