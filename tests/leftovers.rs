@@ -60,6 +60,37 @@ impl World {
         self.base.join(rel)
     }
 
+    /// `bash -c script` under the runner (after `before`, e.g. `nohup`), in
+    /// a process group of its own as the host starts it; the profile's
+    /// `persistence` decides whether the call has a process namespace and
+    /// an init of its own (`shut`) or neither (`open`).
+    fn group_call(&self, persistence: &str, before: &[&str], script: &str) -> Child {
+        use std::os::unix::process::CommandExt;
+        let profile = json!({
+            "workspace": self.path("ws"), "home": self.path("home"), "harnessHome": self.path("home/.dsh"),
+            "platform": "linux", "mode": "workspace-write", "rules": [], "persistence": persistence,
+        })
+        .to_string();
+        let runner = self.path("bin/dsh-allow").to_string_lossy().into_owned();
+        let mut argv: Vec<&str> = before.to_vec();
+        argv.extend([runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", script]);
+        users::command_as(self.user, &argv).current_dir(self.path("ws")).env("HOME", self.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    }
+
+    /// How long the set-up of such a call takes: the second of two calls
+    /// left alone, each of which must run its command.
+    fn set_up_time(&self, persistence: &str) -> Duration {
+        let mut set_up = Duration::ZERO;
+        for _ in 0..2 {
+            let _ = fs::remove_file(self.path("ws/control"));
+            let started = Instant::now();
+            assert!(self.group_call(persistence, &[], "touch control").wait().unwrap().success(), "the call fails even when left alone");
+            set_up = started.elapsed();
+            assert!(self.path("ws/control").exists(), "the control call never ran its command");
+        }
+        set_up
+    }
+
     /// A listener of this user, started now (unfenced), and its port.
     fn listen(&mut self, program: &str) -> u16 {
         let port_file = self.path(&format!("home/{program}.port"));
@@ -227,35 +258,15 @@ fn a_termination_sent_while_the_call_is_set_up_ends_it_before_its_command_starts
 /// its own; without, it has neither.
 #[test]
 fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_command_running() {
-    use std::os::unix::process::CommandExt;
     for user in [None, Some(NOBODY)] {
         for persistence in ["shut", "open"] {
             let Some(w) = World::new(&format!("groupterm-{persistence}"), user) else { continue };
-            let ws = w.path("ws").to_string_lossy().into_owned();
-            let profile = json!({
-                "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
-                "platform": "linux", "mode": "workspace-write", "rules": [], "persistence": persistence,
-            })
-            .to_string();
-            let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
-            let call = |script: &str| {
-                let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", script];
-                users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
-            };
-            // The control: left alone, the same call runs its command; the
-            // second one's time spans the set-up.
-            let mut set_up = Duration::ZERO;
-            for _ in 0..2 {
-                let started = Instant::now();
-                assert!(call("touch control").wait().unwrap().success(), "the call fails even when left alone");
-                set_up = started.elapsed();
-            }
-            assert!(w.path("ws/control").exists(), "the control call never ran its command");
+            let set_up = w.set_up_time(persistence);
             let rounds = 60u32;
             for i in 0..rounds {
                 // A command that outlived the kill makes its mark a second
                 // later; one the kill reached makes none.
-                let mut c = call(&format!("sleep 1; touch ran-{i}"));
+                let mut c = w.group_call(persistence, &[], &format!("sleep 1; touch ran-{i}"));
                 std::thread::sleep(set_up * 3 / 2 * i / rounds);
                 // SAFETY: the group this test started.
                 unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
@@ -274,33 +285,16 @@ fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_comm
 /// and its command runs, with the hang-up still ignored.
 #[test]
 fn a_hang_up_the_runner_was_started_ignoring_ends_no_call() {
-    use std::os::unix::process::CommandExt;
     for user in [None, Some(NOBODY)] {
         for persistence in ["shut", "open"] {
             let Some(w) = World::new(&format!("nohup-{persistence}"), user) else { continue };
-            let ws = w.path("ws").to_string_lossy().into_owned();
-            let profile = json!({
-                "workspace": ws, "home": w.path("home"), "harnessHome": w.path("home/.dsh"),
-                "platform": "linux", "mode": "workspace-write", "rules": [], "persistence": persistence,
-            })
-            .to_string();
-            let runner = w.path("bin/dsh-allow").to_string_lossy().into_owned();
-            // The set-up's length, from a call left alone.
-            let mut set_up = Duration::ZERO;
-            for _ in 0..2 {
-                let started = Instant::now();
-                let argv = [runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/true"];
-                assert!(users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).status().unwrap().success(), "the call fails even when left alone");
-                set_up = started.elapsed();
-            }
+            let set_up = w.set_up_time(persistence);
             let rounds = 24u32;
             for i in 0..rounds {
                 // The command is hung up on too, after its start: ignoring it,
                 // it goes on to make its mark.
-                let script = format!("sleep 0.3; touch ran-{i}");
-                let argv = ["/usr/bin/nohup", runner.as_str(), "run", "--profile-json", &profile, "--", "/bin/bash", "-c", &script];
                 let started = Instant::now();
-                let mut c = users::command_as(user, &argv).current_dir(w.path("ws")).env("HOME", w.path("home")).env("PATH", PATH).process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+                let mut c = w.group_call(persistence, &["/usr/bin/nohup"], &format!("sleep 0.3; touch ran-{i}"));
                 // From the moment `nohup` has made way for the runner (before
                 // that, the hang-up is nohup's to ignore or die of).
                 let comm = format!("/proc/{}/comm", c.id());
