@@ -63,7 +63,7 @@ pub fn is_first() -> bool {
 /// process would drop: while it sets the call up they are noted instead, so
 /// an interrupt or the host's timeout then still stops the call before its
 /// command starts, as it stopped the runner's child before.
-const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+pub const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
 static NOTED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn note(sig: libc::c_int) {

@@ -295,15 +295,7 @@ pub fn start(dir: &str, exe: &Path) -> Option<i32> {
 /// A fenced process runs with `no_new_privs` (the runner sets it before
 /// Landlock); the keeper answers none.
 fn unfenced(pid: i32) -> bool {
-    use std::io::Read;
-    // /proc says a size of 0, so room is made up front: the file in one
-    // read (and one more that finds its end), not a doubling from 32 bytes
-    // (eight reads, on the call's path).
-    let mut status = String::with_capacity(4096);
-    let Ok(mut f) = std::fs::File::open(format!("/proc/{pid}/status")) else { return false };
-    if f.read_to_string(&mut status).is_err() {
-        return false;
-    }
+    let Some(status) = super::procs::read_small(&format!("/proc/{pid}/status")) else { return false };
     status.lines().any(|l| l.strip_prefix("NoNewPrivs:").is_some_and(|v| v.trim() == "0"))
 }
 

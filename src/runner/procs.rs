@@ -28,11 +28,17 @@ impl Proc {
 
 /// A process's start time (clock ticks since boot), field 22 of its stat.
 pub fn start_time(pid: i32) -> Option<u64> {
-    // Room for the whole line up front (a stat line is well under 1 KiB):
-    // `read_to_string` into an empty string starts small and reads six times.
-    let mut buf = Vec::with_capacity(2048);
-    std::fs::File::open(format!("/proc/{pid}/stat")).ok()?.read_to_end(&mut buf).ok()?;
-    start_time_in(std::str::from_utf8(&buf).ok()?)
+    start_time_in(&read_small(&format!("/proc/{pid}/stat"))?)
+}
+
+/// A small /proc file (a few KiB at most). /proc says a size of 0, so
+/// `read_to_string` into an empty string starts at 32 bytes and doubles
+/// (six to eight reads); with room made up front it is one read and one
+/// that finds the end.
+pub fn read_small(path: &str) -> Option<String> {
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path).ok()?.read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Field 22 of a stat line. The name (field 2) may hold spaces and

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use super::caller::{read as read_memory, read_string, take_fd as take_socket};
 use super::hand::Hand;
+use super::init::ENDING;
 use super::own::Own;
 use super::refusals::Refusals;
 use super::removals::Removals;
@@ -462,9 +463,6 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     }
     super::exec(child.argv)
 }
-
-/// The signals that end a call, held for the supervisor's signalfd.
-const ENDING: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
 
 /// An ending signal sent to this process and not yet read, if any. One the
 /// runner was started ignoring (`nohup`, a background job's interrupt)
