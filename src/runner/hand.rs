@@ -165,7 +165,7 @@ impl Serving {
         }
         // SAFETY: setfsuid(-1) reads the current ids without changing them.
         let (uid, gid) = unsafe { (libc::setfsuid(u32::MAX) as u32, libc::setfsgid(u32::MAX) as u32) };
-        Some(Serving { chan, uid, gid, buf: vec![0u8; MAX_MESSAGE] })
+        Some(Serving { chan, uid, gid, buf: Vec::new() })
     }
 
     pub fn fd(&self) -> RawFd {
@@ -175,7 +175,9 @@ impl Serving {
     /// Answer one request; false when the channel is closed (the call and
     /// its supervisor are gone) or broken.
     pub fn answer_one(&mut self) -> bool {
-        let Some((n, fds)) = receive(self.chan, &mut self.buf) else { return false };
+        self.buf.clear();
+        let Some(fds) = super::passing::receive_into(self.chan, &mut self.buf, MAX_MESSAGE, 2) else { return false };
+        let n = self.buf.len();
         let answer = if n < REQUEST { (Answer { result: -(libc::EINVAL as i64), ..Default::default() }, None) } else { make(&self.buf[..n], fds, self.uid, self.gid) };
         let bytes = as_bytes(&answer.0);
         let fd = answer.1.as_ref().map_or(-1, |f| f.as_raw_fd());

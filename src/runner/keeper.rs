@@ -167,9 +167,8 @@ fn send(s: RawFd, text: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
 
 /// One message and the descriptors that came with it (close-on-exec).
 fn receive(s: RawFd) -> Option<(Vec<u8>, Vec<OwnedFd>)> {
-    let mut buf = vec![0u8; MAX_MESSAGE];
-    let (n, fds) = super::passing::receive(s, &mut buf, MAX_FDS)?;
-    buf.truncate(n);
+    let mut buf = Vec::new();
+    let fds = super::passing::receive_into(s, &mut buf, MAX_MESSAGE, MAX_FDS)?;
     Some((buf, fds))
 }
 
