@@ -207,12 +207,7 @@ struct Head<'t> {
 }
 
 fn head(text: &str) -> Option<Head<'_>> {
-    let mut rest = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
-    // `key LEN KEY`: the key taken by its length, not searched through.
-    let (len, after) = rest.strip_prefix("key ")?.split_once(' ')?;
-    let len: usize = len.parse().ok()?;
-    let key = after.get(..len)?;
-    rest = after[len..].strip_prefix('\n')?;
+    let (key, mut rest) = key_of(text)?;
     let id = line(&mut rest)?.strip_prefix("id ")?;
     let handled = line(&mut rest)?.strip_prefix("handled ")?.parse().ok()?;
     let folders = rest;
@@ -225,6 +220,16 @@ fn head(text: &str) -> Option<Head<'_>> {
         end += l.len() + 1;
         rest = r;
     }
+}
+
+/// An entry's key and the text after its line. `key LEN KEY`: the key
+/// taken by its length, not searched through.
+fn key_of(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
+    let (len, after) = rest.strip_prefix("key ")?.split_once(' ')?;
+    let len: usize = len.parse().ok()?;
+    let key = after.get(..len)?;
+    Some((key, after[len..].strip_prefix('\n')?))
 }
 
 /// The next line of `at`, and `at` moved past it.
@@ -410,6 +415,9 @@ pub struct Walk {
 /// file it names is the one found), read further only when needed.
 pub struct Reused {
     text: String,
+    /// Where the body starts and the head's `handled` (the head read once).
+    body_at: usize,
+    handled: u64,
     /// The entry's name (a held fence built from it is found by it).
     pub id: String,
     /// The file it is kept in (the keeper reads its rules from there).
@@ -421,8 +429,17 @@ pub struct Reused {
 
 impl Reused {
     fn of(text: String, slot: PathBuf) -> Option<Reused> {
-        let id = head(&text)?.id.to_string();
-        Some(Reused { text, id, slot, vouched: None })
+        let at = HeadAt::of(&text, &head(&text)?);
+        Some(Reused::with(text, slot, at))
+    }
+
+    /// From `text`, whose head was read as `at`.
+    fn with(text: String, slot: PathBuf, at: HeadAt) -> Reused {
+        Reused { text, body_at: at.body_at, handled: at.handled, id: at.id, slot, vouched: None }
+    }
+
+    fn body(&self) -> &str {
+        &self.text[self.body_at..]
     }
 
     /// The entry kept in `slot`, as [`Cache::reuse`] would read it (ours,
@@ -434,26 +451,38 @@ impl Reused {
 
     /// The rules (`None`: the entry is damaged past its head).
     pub fn rules(&self) -> Option<Rules> {
-        let head = head(&self.text)?;
+        // The rules come last, after the lookups and listings and before
+        // `end` (an entry is whole): read back from there, not through
+        // the lookups.
         let mut rules = Vec::new();
-        // The rules come last, after the lookups and listings.
-        let from = if head.body.starts_with("rule ") { 0 } else { head.body.find("\nrule ").map_or(head.body.len(), |i| i + 1) };
-        for line in head.body[from..].lines() {
-            if let Some(rest) = line.strip_prefix("rule ") {
-                rules.push(rule_line(rest)?);
-            }
+        for line in self.body().strip_suffix("end\n")?.rsplit_terminator('\n') {
+            let Some(rest) = line.strip_prefix("rule ") else { break };
+            rules.push(rule_line(rest)?);
         }
-        Some(Rules { handled: head.handled, rules })
+        rules.reverse();
+        Some(Rules { handled: self.handled, rules })
     }
 
     /// The file each looked-up path was, where it was a folder or a file.
     pub fn ids(&self) -> BTreeMap<String, (u64, u64)> {
-        let Some(head) = head(&self.text) else { return BTreeMap::new() };
-        head.body
+        self.body()
             .lines()
             .filter_map(|l| l.strip_prefix("found ").and_then(|rest| found_line("found", rest)))
             .filter_map(|(path, l)| Some((path.to_string(), l.id?)))
             .collect()
+    }
+}
+
+/// What a [`Reused`] keeps of its text's head, read once.
+struct HeadAt {
+    id: String,
+    handled: u64,
+    body_at: usize,
+}
+
+impl HeadAt {
+    fn of(text: &str, h: &Head) -> HeadAt {
+        HeadAt { id: h.id.to_string(), handled: h.handled, body_at: text.len() - h.body.len() }
     }
 }
 
@@ -522,7 +551,7 @@ impl Cache {
     fn find(&self, key: &str) -> Option<(PathBuf, String, String)> {
         self.slots(key).into_iter().find_map(|slot| {
             let (text, version) = read_slot(&slot)?;
-            (head(&text)?.key == key).then_some((slot, text, version))
+            (key_of(&text)?.0 == key).then_some((slot, text, version))
         })
     }
 
@@ -589,7 +618,8 @@ impl Cache {
         let said = vouched.is_some().then_some((by_keeper, folders));
         let of = |text: String, slot: PathBuf| Reused::of(text, slot).map(|r| Reused { vouched: said, ..r });
         if doubted.is_empty() {
-            return of(text, slot);
+            let at = HeadAt::of(&text, &h);
+            return Some(Reused { vouched: said, ..Reused::with(text, slot, at) });
         }
         // Some folder does not vouch (the workspace, after a file was made
         // there): what was found there is proven again, read from the text;
