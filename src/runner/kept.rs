@@ -392,10 +392,16 @@ pub fn meaning(req: &ProfileRequest) -> String {
     serde_json::to_string(&meaning).expect("a profile serializes")
 }
 
-/// This very binary: device, inode, times and size of `/proc/self/exe`.
+/// This very binary: device, inode, times and size of `/proc/self/exe`,
+/// as it was when first asked (a call asks three times; a running binary
+/// cannot be written, only renamed over, which makes it another inode).
 pub fn this_binary() -> Option<String> {
-    let m = std::fs::metadata("/proc/self/exe").ok()?;
-    Some(format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()))
+    static SEEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    SEEN.get_or_init(|| {
+        let m = std::fs::metadata("/proc/self/exe").ok()?;
+        Some(format!("{}:{}:{}.{}:{}.{}:{}", m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()))
+    })
+    .clone()
 }
 
 /// Whether a compiled fence was kept, and why not (for `--report-fence`).
