@@ -25,6 +25,8 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(dsh_allow_split_lexer)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=Cargo.lock");
+    // The runner's link order (scripts/build.sh): a new list links again.
+    println!("cargo:rerun-if-changed=scripts/runner-hot-functions.txt");
     let Some(src) = grammar_sources() else {
         println!("cargo:warning=tree-sitter-bash sources not found in cargo's registry: using the crate's unsplit lexer");
         return;

@@ -24,11 +24,21 @@ log() { printf 'build: %s\n' "$*" >&2; }
 # (~3,300 relocations, a dozen copied pages). The runner execs at once, and
 # the program it starts gets its own address-space randomisation. An
 # explicit --target keeps the flags off build scripts and proc-macros.
+# Linked by lld with the functions a fenced call runs side by side
+# (scripts/runner-hot-functions.txt): each process of a call faults the text
+# in again after its fork, 16 pages a fault (~60 faults a call spread, 7
+# windows side by side; docs/performance.md).
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
 case "$host_triple" in
   *-linux-gnu)
-    log "cargo build --release --bin dsh-allow --target $host_triple (static)"
-    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static -C relocation-model=static" \
+    order=""
+    if command -v clang-19 >/dev/null && [ -x /usr/lib/llvm-19/bin/ld.lld ]; then
+      order="-C linker=clang-19 -C link-arg=-fuse-ld=lld -C link-arg=-Wl,--symbol-ordering-file=$ROOT/scripts/runner-hot-functions.txt -C link-arg=-Wl,--no-warn-symbol-ordering"
+    else
+      log "no clang-19 and lld-19 here (scripts/setup.sh installs them): the runner is linked without its hot functions side by side"
+    fi
+    log "cargo build --release --bin dsh-allow --target $host_triple (static${order:+, hot functions side by side})"
+    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static -C relocation-model=static $order" \
       flock "$LOCK" cargo build --release --bin dsh-allow --target "$host_triple"
     native_bin="${CARGO_TARGET_DIR:-$ROOT/target}/$host_triple/release/dsh-allow"
     ;;
