@@ -31,14 +31,19 @@ log() { printf 'build: %s\n' "$*" >&2; }
 host_triple="$(rustc -vV | sed -n 's/^host: //p')"
 case "$host_triple" in
   *-linux-gnu)
-    order=""
+    # One argument each, passed as cargo's encoded list (0x1f between): the
+    # order file's path may hold a space, which RUSTFLAGS would split.
+    read -ra flags <<<"${RUSTFLAGS:-}"
+    flags+=(-C target-feature=+crt-static -C relocation-model=static)
+    how="static"
     if command -v clang-19 >/dev/null && [ -x /usr/lib/llvm-19/bin/ld.lld ]; then
-      order="-C linker=clang-19 -C link-arg=-fuse-ld=lld -C link-arg=-Wl,--symbol-ordering-file=$ROOT/scripts/runner-hot-functions.txt -C link-arg=-Wl,--no-warn-symbol-ordering"
+      flags+=(-C linker=clang-19 -C link-arg=-fuse-ld=lld -C "link-arg=-Wl,--symbol-ordering-file=$ROOT/scripts/runner-hot-functions.txt" -C link-arg=-Wl,--no-warn-symbol-ordering)
+      how="static, hot functions side by side"
     else
       log "no clang-19 and lld-19 here (scripts/setup.sh installs them): the runner is linked without its hot functions side by side"
     fi
-    log "cargo build --release --bin dsh-allow --target $host_triple (static${order:+, hot functions side by side})"
-    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static -C relocation-model=static $order" \
+    log "cargo build --release --bin dsh-allow --target $host_triple ($how)"
+    CARGO_ENCODED_RUSTFLAGS="$(IFS=$'\x1f'; echo "${flags[*]}")" \
       flock "$LOCK" cargo build --release --bin dsh-allow --target "$host_triple"
     native_bin="${CARGO_TARGET_DIR:-$ROOT/target}/$host_triple/release/dsh-allow"
     ;;

@@ -12,9 +12,10 @@
 # copy of the runner, five calls of `bash -c true` as the plugin starts them
 # (a kept fence held by the keeper, in a git repository), and every function
 # some process of a call hit, the keeper's own left out. Root only (tracefs).
-# Run after `make build` when the runner's code has moved on, and commit the
-# list; tests/hot_layout.rs says when too much of it no longer matches.
-#   sudo bash scripts/runner-hot-functions.sh [RUNNER] > scripts/runner-hot-functions.txt
+# Run after `make build` when tests/hot_layout.rs says the list no longer
+# matches (the names carry a hash of the crate's version, toolchain and
+# dependencies), then commit it. A few minutes:
+#   sudo bash scripts/runner-hot-functions.sh [RUNNER]   # writes scripts/runner-hot-functions.txt
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 runner="${1:-$ROOT/pkg/bin/linux-x64/dsh-allow}"
@@ -24,6 +25,8 @@ GROUP=dshallowhot
 [ "$(id -u)" = 0 ] || { echo "runner-hot-functions: needs root (uprobes)" >&2; exit 1; }
 [ -e "$T/uprobe_events" ] || mount -t tracefs none "$T"
 
+# Probes a run before us left (killed) go first.
+{ grep "^p:$GROUP/" "$T/uprobe_events" || true; } | sed 's/^p:\([^ ]*\) .*/-:\1/' | while read -r p; do echo "$p" >>"$T/uprobe_events"; done
 work="$(mktemp -d "$HOME/.dsh-allow-hot-XXXXXX")"
 probes="$work/probes"
 cleanup() {
@@ -69,6 +72,9 @@ call() { (cd "$ws" && "$work/runner" run --profile-file "$work/profile.json" --f
 for _ in 1 2 3; do call; done
 sleep 1.2
 call
+held() { (cd "$ws" && "$work/runner" run --profile-file "$work/profile.json" --fence-cache "$harness/dsh-allow-fence" --report-fence -- /bin/true 2>&1 | grep -q '^dsh-allow held: joined'); }
+held || { echo "runner-hot-functions: the call does not join a held fence; nothing traced" >&2; exit 1; }
+echo 65536 >"$T/buffer_size_kb"
 echo >"$T/trace"
 # Some instructions cannot take a probe (the kernel says so and sets the rest).
 echo 1 >"$T/events/$GROUP/enable" 2>/dev/null || true
@@ -76,8 +82,29 @@ for _ in 1 2 3 4 5; do call; done
 echo 0 >"$T/events/$GROUP/enable"
 keeper="$(pgrep -f "$work/runner keep" | head -1 || true)"
 
+if grep -q 'overrun: [1-9]' "$T"/per_cpu/cpu*/stats; then
+  echo "runner-hot-functions: the trace buffer overran; nothing written" >&2
+  exit 1
+fi
+
 # Every function hit by a process other than the keeper, in the order of
 # the text it came from.
 grep -v '^#' "$T/trace" | awk -v k="-${keeper:-none} " 'index($0, k) == 0' |
-  grep -o "$GROUP"'/f[0-9]*\|: f[0-9]*:' | grep -o '[0-9]*' | sort -un >"$work/hit"
-awk 'NR == FNR { hit[$1] = 1; next } ($1 in hit) { print $2 }' "$work/hit" "$work/index"
+  grep -o ': f[0-9]*:' | grep -o '[0-9]*' | sort -un >"$work/hit"
+awk 'NR == FNR { hit[$1] = 1; next } ($1 in hit) { print $2 }' "$work/hit" "$work/index" >"$work/hot"
+# A call that compiled its fence (the keeper too slow under the probes)
+# ran another path: its list would be the wrong one.
+if grep -q '5fence12compile_with' "$work/hot"; then
+  echo "runner-hot-functions: a traced call compiled its fence instead of joining the held one; nothing written" >&2
+  exit 1
+fi
+out="$ROOT/scripts/runner-hot-functions.txt"
+{
+  echo "# The runner's functions a fenced call runs, in the order of the text they"
+  echo "# came from: scripts/build.sh links them side by side. Made by"
+  echo "# scripts/runner-hot-functions.sh (root, a few minutes); tests/hot_layout.rs"
+  echo "# says when too much of it no longer matches the runner's code."
+  cat "$work/hot"
+} >"$work/list"
+mv "$work/list" "$out"
+echo "runner-hot-functions: $(wc -l <"$work/hot") functions in $out" >&2

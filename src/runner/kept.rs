@@ -472,7 +472,7 @@ impl Reused {
     /// The file each looked-up path was, where it was a folder or a file.
     pub fn ids(&self) -> BTreeMap<String, (u64, u64)> {
         self.body()
-            .lines()
+            .split_terminator('\n')
             .filter_map(|l| l.strip_prefix("found ").and_then(|rest| found_line("found", rest)))
             .filter_map(|(path, l)| Some((path.to_string(), l.id?)))
             .collect()
