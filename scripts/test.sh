@@ -58,6 +58,8 @@ count() {
 # --- set-up and build: a failure here stops the run ----------------------------
 users_me_before=0
 [ -e /Users/me ] && users_me_before=1
+model_worlds_before=0
+[ -e /Users/dsh-allow-model ] && model_worlds_before=1
 run setup bash scripts/setup.sh || { printf '\n%s\n' "${summary[@]}"; exit 1; }
 if [ -f scripts/setup-dsh.sh ]; then
   run setup-dsh bash scripts/setup-dsh.sh || true
@@ -134,7 +136,11 @@ fi
 # /Users/dsh-allow-model and go with their tests).
 if [ -e /Users/me ] && [ "${users_me_before:-0}" = 0 ]; then
   summary+=("FAIL  leftovers: /Users/me was made by the run (a test made a path of the spec's examples for real)")
-  failed=1
+  failed=1 failed_n=$((failed_n + 1))
+fi
+if [ -e /Users/dsh-allow-model ] && [ "$model_worlds_before" = 0 ]; then
+  summary+=("FAIL  leftovers: /Users/dsh-allow-model stayed after the run (a Seatbelt model world was not removed)")
+  failed=1 failed_n=$((failed_n + 1))
 fi
 
 banner summary

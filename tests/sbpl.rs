@@ -553,15 +553,33 @@ mod kernel {
             let _ = Command::new("/bin/chmod").args(["-R", "u+rwx"]).arg(&self.root).status();
             let _ = std::fs::remove_dir_all(&self.root);
             if self.seatbelt.is_model() {
-                // The model's parents go when the last world does.
-                let _ = std::fs::remove_dir(MODEL_PARENT);
-                let _ = std::fs::remove_dir("/Users");
+                remove_model_parents();
             }
         }
     }
 
     /// Where the model's worlds live: a Mac's user data area, made real here.
     const MODEL_PARENT: &str = "/Users/dsh-allow-model";
+
+    /// The model's parents, once no world is left in them.
+    fn remove_model_parents() {
+        let _ = std::fs::remove_dir(MODEL_PARENT);
+        let _ = std::fs::remove_dir("/Users");
+    }
+
+    /// The worlds (`<test>-<pid>`) of a run that was killed before its
+    /// worlds were dropped: they go with the next run, not with the machine.
+    fn remove_worlds_of_runs_gone() {
+        let Ok(entries) = std::fs::read_dir(MODEL_PARENT) else { return };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.rsplit_once('-').and_then(|(_, p)| p.parse::<u32>().ok()) else { continue };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = Command::new("/bin/chmod").args(["-R", "u+rwx"]).arg(e.path()).status();
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
 
     /// The file system as macOS names it: `/tmp`, `/var` and `/etc` resolve
     /// into `/private` (the model's table), so a rule written `/var/x` gets
@@ -599,6 +617,9 @@ mod kernel {
             }
             if seatbelt.is_model() {
                 std::fs::create_dir_all(MODEL_PARENT).map_err(|e| format!("the Seatbelt model's worlds live under {MODEL_PARENT}, which cannot be made here: {e}"))?;
+                remove_worlds_of_runs_gone();
+                // Made again by each world (World::new): asked alone, none stays.
+                remove_model_parents();
             }
             Ok(seatbelt)
         }
