@@ -258,24 +258,33 @@ fn a_termination_sent_while_the_call_is_set_up_ends_it_before_its_command_starts
 /// its own; without, it has neither.
 #[test]
 fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_command_running() {
+    each_world("groupterm", |w, persistence, set_up| {
+        let rounds = 60u32;
+        for i in 0..rounds {
+            // A command that outlived the kill makes its mark a second
+            // later; one the kill reached makes none.
+            let mut c = w.group_call(persistence, &[], &format!("sleep 1; touch ran-{i}"));
+            std::thread::sleep(set_up * 3 / 2 * i / rounds);
+            // SAFETY: the group this test started.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
+            let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung after its group was terminated"));
+            assert!(!status.success(), "{persistence}, round {i}: the call succeeded after its group was terminated");
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        let ran: Vec<u32> = (0..rounds).filter(|i| w.path(&format!("ws/ran-{i}")).exists()).collect();
+        assert!(ran.is_empty(), "{persistence}: commands ran on after their call's group was terminated (rounds {ran:?}, set-up {set_up:?})");
+    });
+}
+
+/// `f` in a world of each user (root and uid 65534) and each persistence
+/// (the call with its own process namespace and init, and without), with
+/// how long that call's set-up takes.
+fn each_world(name: &str, f: impl Fn(&World, &str, Duration)) {
     for user in [None, Some(NOBODY)] {
         for persistence in ["shut", "open"] {
-            let Some(w) = World::new(&format!("groupterm-{persistence}"), user) else { continue };
+            let Some(w) = World::new(&format!("{name}-{persistence}"), user) else { continue };
             let set_up = w.set_up_time(persistence);
-            let rounds = 60u32;
-            for i in 0..rounds {
-                // A command that outlived the kill makes its mark a second
-                // later; one the kill reached makes none.
-                let mut c = w.group_call(persistence, &[], &format!("sleep 1; touch ran-{i}"));
-                std::thread::sleep(set_up * 3 / 2 * i / rounds);
-                // SAFETY: the group this test started.
-                unsafe { libc::kill(-(c.id() as i32), libc::SIGTERM) };
-                let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung after its group was terminated"));
-                assert!(!status.success(), "{persistence}, round {i}: the call succeeded after its group was terminated");
-            }
-            std::thread::sleep(Duration::from_millis(1500));
-            let ran: Vec<u32> = (0..rounds).filter(|i| w.path(&format!("ws/ran-{i}")).exists()).collect();
-            assert!(ran.is_empty(), "{persistence}: commands ran on after their call's group was terminated (rounds {ran:?}, set-up {set_up:?})");
+            f(&w, persistence, set_up);
         }
     }
 }
@@ -285,31 +294,27 @@ fn a_termination_of_the_callers_group_at_any_moment_of_the_set_up_leaves_no_comm
 /// and its command runs, with the hang-up still ignored.
 #[test]
 fn a_hang_up_the_runner_was_started_ignoring_ends_no_call() {
-    for user in [None, Some(NOBODY)] {
-        for persistence in ["shut", "open"] {
-            let Some(w) = World::new(&format!("nohup-{persistence}"), user) else { continue };
-            let set_up = w.set_up_time(persistence);
-            let rounds = 24u32;
-            for i in 0..rounds {
-                // The command is hung up on too, after its start: ignoring it,
-                // it goes on to make its mark.
-                let started = Instant::now();
-                let mut c = w.group_call(persistence, &["/usr/bin/nohup"], &format!("sleep 0.3; touch ran-{i}"));
-                // From the moment `nohup` has made way for the runner (before
-                // that, the hang-up is nohup's to ignore or die of).
-                let comm = format!("/proc/{}/comm", c.id());
-                while fs::read_to_string(&comm).is_ok_and(|n| n.trim() != "dsh-allow") && started.elapsed() < Duration::from_secs(5) {
-                    std::thread::yield_now();
-                }
-                std::thread::sleep(set_up * 3 / 2 * i / rounds);
-                // SAFETY: the group this test started.
-                unsafe { libc::kill(-(c.id() as i32), libc::SIGHUP) };
-                let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung"));
-                assert!(status.success(), "{persistence}, round {i}: a hang-up the runner ignores ended the call ({status:?}, after {:?})", started.elapsed());
-                assert!(w.path(&format!("ws/ran-{i}")).exists(), "{persistence}, round {i}: the command did not run to its end");
+    each_world("nohup", |w, persistence, set_up| {
+        let rounds = 24u32;
+        for i in 0..rounds {
+            // The command is hung up on too, after its start: ignoring it,
+            // it goes on to make its mark.
+            let started = Instant::now();
+            let mut c = w.group_call(persistence, &["/usr/bin/nohup"], &format!("sleep 0.3; touch ran-{i}"));
+            // From the moment `nohup` has made way for the runner (before
+            // that, the hang-up is nohup's to ignore or die of).
+            let comm = format!("/proc/{}/comm", c.id());
+            while fs::read_to_string(&comm).is_ok_and(|n| n.trim() != "dsh-allow") && started.elapsed() < Duration::from_secs(5) {
+                std::thread::yield_now();
             }
+            std::thread::sleep(set_up * 3 / 2 * i / rounds);
+            // SAFETY: the group this test started.
+            unsafe { libc::kill(-(c.id() as i32), libc::SIGHUP) };
+            let status = wait_within(&mut c, Duration::from_secs(20)).unwrap_or_else(|| panic!("{persistence}, round {i}: the call hung"));
+            assert!(status.success(), "{persistence}, round {i}: a hang-up the runner ignores ended the call ({status:?}, after {:?})", started.elapsed());
+            assert!(w.path(&format!("ws/ran-{i}")).exists(), "{persistence}, round {i}: the command did not run to its end");
         }
-    }
+    });
 }
 
 /// The call's status if it ends within `limit`; else its group is killed.
