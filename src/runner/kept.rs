@@ -593,6 +593,8 @@ impl Cache {
         // a reused inode with the same size and time is still another one.
         let version = format!("{version}:{:016x}", block_hash(h.folders));
         let vouched = ask(h.id, &version);
+        // Kept for the entry returned as read (below), which needs no second parse.
+        let at = HeadAt::of(&text, &h);
         // Each folder as it is now, against its stamp (one lstat each,
         // unless the keeper vouches for it; a stamp is parsed only where
         // the folder is looked at).
@@ -622,9 +624,7 @@ impl Cache {
             return None;
         }
         let said = vouched.is_some().then_some((by_keeper, folders));
-        let of = |text: String, slot: PathBuf| Reused::of(text, slot).map(|r| Reused { vouched: said, ..r });
         if doubted.is_empty() {
-            let at = HeadAt::of(&text, &h);
             return Some(Reused { vouched: said, ..Reused::with(text, slot, at) });
         }
         // Some folder does not vouch (the workspace, after a file was made
@@ -635,7 +635,7 @@ impl Cache {
         // Unsettled when kept, and still since: a compile right after a change.
         let settled_since = doubted.iter().any(|(folder, seen, unsettled)| seen.as_ref().is_some_and(|s| s.settled(folder, began)) && (proven >= REFRESH_AT || *unsettled));
         if !moved && !settled_since {
-            return of(text, slot);
+            return Some(Reused { vouched: said, ..Reused::with(text, slot, at) });
         }
         // Another file where one was found (the same kind: the rules hold):
         // the entry names the files as they are now, under a new name. Or
@@ -653,7 +653,7 @@ impl Cache {
         }
         let text = render(&e)?;
         let _ = self.write(&slot, &text);
-        of(text, slot)
+        Reused::of(text, slot).map(|r| Reused { vouched: said, ..r })
     }
 
     /// Keep a fence compiled from `key`, its walk having found `walk`, the
