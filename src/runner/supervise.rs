@@ -418,24 +418,67 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     }
     // The init starts the command and stays to reap.
     let own_pids = init.is_some();
+    let (argv, watched, report) = (child.argv, child.files, child.report);
     if let Some(i) = init.take() {
-        // SAFETY: fork in the single-threaded init.
-        let command = unsafe { libc::fork() };
-        if command < 0 {
-            return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {}; nothing was run", std::io::Error::last_os_error()));
-        }
-        if command > 0 {
-            super::isolate::quiet_init(channel);
-            let hand = child.hand.and_then(super::hand::Serving::greet);
-            i.serve(command, hand);
-        }
-        // The command: the hand's channel is the init's alone.
-        if let Some(chan) = child.hand {
-            // SAFETY: our copy of the init's channel.
-            unsafe { libc::close(chan) };
-        }
+        let hand = child.hand;
+        let mut command = || {
+            // The command: the hand's channel is the init's alone.
+            if let Some(chan) = hand {
+                // SAFETY: our copy of the init's channel.
+                unsafe { libc::close(chan) };
+            }
+            filter_and_exec((argv, watched, report), channel, own_pids, lines.clone(), &cleared)
+        };
+        let pid = match start_sharing_memory(&mut command) {
+            Ok(pid) => pid,
+            Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {e}; nothing was run")),
+        };
+        super::isolate::quiet_init(channel);
+        let hand = child.hand.and_then(super::hand::Serving::greet);
+        i.serve(pid, hand);
     }
-    let listener = match seccomp::install(&seccomp::program(&filter_lines(child.files))) {
+    filter_and_exec((argv, watched, report), channel, own_pids, lines, &cleared)
+}
+
+/// Start `part` in a child that shares this process's memory until it
+/// execs or leaves (clone with `CLONE_VM | CLONE_VFORK`, as `posix_spawn`
+/// does): neither the page tables are copied nor a page on either side's
+/// first write, which a fork of the init costs every call. This process
+/// waits meanwhile; `part` never returns into it (the child leaves with
+/// its code). Only for a single-threaded process: nothing else can hold a
+/// lock the child takes.
+fn start_sharing_memory(part: &mut dyn FnMut() -> u8) -> std::io::Result<i32> {
+    const STACK: usize = 512 * 1024;
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `&mut dyn FnMut` below, alive while the
+        // parent waits for this child's exec or exit.
+        let part = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> u8>() };
+        let code = part();
+        // SAFETY: leave without returning into the parent's frames.
+        unsafe { libc::_exit(i32::from(code)) }
+    }
+    // SAFETY: a fresh anonymous mapping, only its pages touched are faulted in.
+    let stack = unsafe { libc::mmap(std::ptr::null_mut(), STACK, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK, -1, 0) };
+    if stack == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut part = part;
+    // SAFETY: the stack's top (it grows down); the parent is suspended
+    // until the child execs or exits, so `part` and the stack outlive it.
+    let pid = unsafe { libc::clone(entry, stack.cast::<u8>().add(STACK).cast(), libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, (&mut part as *mut &mut dyn FnMut() -> u8).cast()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the child no longer runs on it.
+    unsafe { libc::munmap(stack, STACK) };
+    if pid < 0 {
+        return Err(err);
+    }
+    Ok(pid)
+}
+
+/// The command's last steps: the filter, its listener handed over, the
+/// descriptors, the report, exec. Returns only when one failed.
+fn filter_and_exec((argv, files, report): (&[String], bool, bool), channel: RawFd, own_pids: bool, lines: Vec<String>, cleared: &[String]) -> u8 {
+    let listener = match seccomp::install(&seccomp::program(&filter_lines(files))) {
         Ok(l) => l,
         Err(libc::EBUSY) => {
             return super::fail(super::EXIT_FAILED, "cannot supervise sockets: this process already runs under another seccomp supervisor (EBUSY); nothing was run")
@@ -454,14 +497,14 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     if let Err(e) = super::isolate::close_inherited() {
         return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run"));
     }
-    if child.report {
+    if report {
         for l in lines {
             eprintln!("{l}");
         }
         let cleared = if cleared.is_empty() { "none".to_string() } else { cleared.join(", ") };
         eprintln!("dsh-allow sockets: supervised (environment cleared: {cleared})");
     }
-    super::exec(child.argv)
+    super::exec(argv)
 }
 
 /// An ending signal sent to this process and not yet read, if any. One the
