@@ -85,7 +85,7 @@ pub fn receive_with_sender(fd: i32, buf: &mut [u8]) -> Option<(usize, i32)> {
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     // SAFETY: CMSG_SPACE of one ucred.
     let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::ucred>() as u32) } as usize;
-    let mut control = vec![0u8; space];
+    let mut control = super::passing::control_room(space);
     // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
     unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();

@@ -4,12 +4,19 @@
 
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
+/// Room for `space` bytes of control messages, aligned as a `cmsghdr`
+/// (the CMSG macros read and write it in place; bytes alone may lie at
+/// any address).
+pub fn control_room(space: usize) -> Vec<u64> {
+    vec![0u64; space.div_ceil(std::mem::size_of::<u64>())]
+}
+
 /// Send `bytes` with `fds` as one message.
 pub fn send(chan: RawFd, bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
     let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
     // SAFETY: CMSG_SPACE of the descriptors passed.
     let space = if fds.is_empty() { 0 } else { (unsafe { libc::CMSG_SPACE(std::mem::size_of_val(fds) as u32) }) as usize };
-    let mut control = vec![0u8; space];
+    let mut control = control_room(space);
     // SAFETY: a msghdr over buffers we own, built with the CMSG macros.
     unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();
@@ -64,7 +71,7 @@ unsafe fn receive_at(chan: RawFd, at: *mut u8, len: usize, most: usize) -> Optio
     let mut iov = libc::iovec { iov_base: at.cast(), iov_len: len };
     // SAFETY: CMSG_SPACE of `most` descriptors.
     let space = unsafe { libc::CMSG_SPACE((most * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
+    let mut control = control_room(space);
     let mut fds = Vec::new();
     // SAFETY: a msghdr over buffers we own, read with the CMSG macros.
     unsafe {
