@@ -13,8 +13,6 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
-pub mod arena;
-#[cfg(target_os = "linux")]
 pub mod caller;
 #[cfg(target_os = "linux")]
 pub mod creates;
