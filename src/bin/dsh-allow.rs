@@ -32,6 +32,29 @@ pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_
     std::ffi::c_int::from(status)
 }
 
+/// Every allocation of the binary goes through the start-up arena
+/// (src/runner/arena.rs), then the system allocator once it is closed.
+#[cfg(target_os = "linux")]
+struct StartUp;
+
+#[cfg(target_os = "linux")]
+// SAFETY: delegates each call, as made, to the arena.
+unsafe impl std::alloc::GlobalAlloc for StartUp {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        unsafe { dsh_allow::runner::arena::START_UP.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { dsh_allow::runner::arena::START_UP.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, size: usize) -> *mut u8 {
+        unsafe { dsh_allow::runner::arena::START_UP.realloc(p, l, size) }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: StartUp = StartUp;
+
 #[cfg(all(unix, not(target_os = "linux")))]
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(dsh_allow::cli::main())

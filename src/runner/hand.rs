@@ -112,6 +112,7 @@ pub fn spawn(channel: RawFd) -> Result<(), String> {
 /// The hand's life: hide, say who it is, then make what it is asked until
 /// the channel closes.
 fn serve(channel: RawFd) -> ! {
+    super::arena::start_up_done();
     // SAFETY: plain calls on this new single-threaded process.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);

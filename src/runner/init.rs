@@ -168,6 +168,7 @@ impl Init {
     /// it ends, and be the hand (`hand`: the channel the supervisor asks it
     /// on); leave when the command and all it left running are gone.
     pub fn serve(self, command: i32, mut hand: Option<super::hand::Serving>) -> ! {
+        super::arena::start_up_done();
         // SAFETY: plain calls on the single-threaded init. The command runs:
         // the init no longer dies with the runner's child (which leaves as
         // soon as the command ends), nor can anything of the call trace it.

@@ -321,6 +321,8 @@ struct Kept {
 /// `dsh-allow keep DIR`: serve the listening socket on descriptor 3 until
 /// idle, or until the socket in `dir` is another one.
 pub fn serve(dir: &str) -> u8 {
+    // The keeper lives on: its memory is malloc's to reuse.
+    super::arena::start_up_done();
     // SAFETY: the descriptor the runner passed; close-on-exec from here.
     let listener = unsafe { OwnedFd::from_raw_fd(LISTENER_FD) };
     // SAFETY: plain calls on our own descriptors and limits.

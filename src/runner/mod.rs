@@ -13,6 +13,8 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
+pub mod arena;
+#[cfg(target_os = "linux")]
 pub mod caller;
 #[cfg(target_os = "linux")]
 pub mod creates;

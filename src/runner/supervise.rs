@@ -548,6 +548,8 @@ fn watch_signals() -> Result<(libc::sigset_t, RawFd), String> {
 /// the child's end is awaited.
 #[allow(clippy::too_many_arguments)]
 fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, sigfd: RawFd, judge: Judge, mut files: Files, relay: Option<super::isolate::Relay>, settle: Box<dyn FnOnce() + '_>) -> u8 {
+    // The supervisor's loop lasts as long as the call: its memory is malloc's.
+    super::arena::start_up_done();
     let inflight = Arc::new(AtomicUsize::new(0));
     let child = ending.child;
     let mut idle = listener.is_none();
