@@ -33,6 +33,7 @@ const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const JSET_K: u16 = 0x45;
 const RET_K: u16 = 0x06;
+const JA: u16 = 0x05;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,7 +135,15 @@ fn ret(action: Action) -> SockFilter {
 }
 
 /// The program for `lines`: another architecture's calls and x32's are
-/// killed, each line's call is matched in turn, everything else runs.
+/// killed; the call's number is found by a binary search over the numbers
+/// the lines name, then that number's lines are tried in their order;
+/// everything else runs.
+///
+/// A search, not a line after another: when the filter is installed the
+/// kernel runs it once for every call number to learn which always run
+/// (seccomp's action cache), and the JIT'd filter runs on every call the
+/// cache cannot answer (an `openat` with its flags read): both walk a few
+/// comparisons instead of one per line.
 pub fn program(lines: &[Line]) -> Vec<SockFilter> {
     let mut p = vec![
         stmt(LD_W_ABS, 4), // seccomp_data.arch
@@ -144,39 +153,72 @@ pub fn program(lines: &[Line]) -> Vec<SockFilter> {
         jump(JGE_K, X32_BIT, 0, 1),
         stmt(RET_K, RET_KILL_PROCESS),
     ];
-    for line in lines {
-        // Each block starts with the number in A and leaves it there for the
-        // next block (reloading it after a test of an argument).
-        let block: Vec<SockFilter> = match line.when {
-            When::Always => vec![ret(line.action)],
-            When::AnyBit { arg, mask } => vec![
-                stmt(LD_W_ABS, arg_low(arg)),
-                jump(JSET_K, mask, 0, 1),
-                ret(line.action),
-                stmt(LD_W_ABS, 0),
-            ],
-            When::Equals { arg, value } => vec![
-                stmt(LD_W_ABS, arg_low(arg)),
-                jump(JEQ_K, value, 0, 1),
-                ret(line.action),
-                stmt(LD_W_ABS, 0),
-            ],
-            When::NotNull { arg } => vec![
+    let mut numbers: Vec<u32> = lines.iter().map(|l| l.nr as u32).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    p.extend(search(&numbers, lines));
+    p
+}
+
+/// At most this many numbers are compared one by one at the end of a search.
+const LEAF: usize = 3;
+
+/// The search over `numbers` (sorted), with `A` holding the call's number.
+fn search(numbers: &[u32], lines: &[Line]) -> Vec<SockFilter> {
+    if numbers.len() <= LEAF {
+        let mut p = Vec::new();
+        for &nr in numbers {
+            let group = group(nr, lines);
+            p.push(jump(JEQ_K, nr, 0, short(group.len())));
+            p.extend(group);
+        }
+        p.push(stmt(RET_K, RET_ALLOW));
+        return p;
+    }
+    let mid = numbers.len() / 2;
+    let (below, from) = (search(&numbers[..mid], lines), search(&numbers[mid..], lines));
+    let mut p = Vec::with_capacity(below.len() + from.len() + 2);
+    match u8::try_from(from.len()) {
+        // At or above the middle number: the part that follows; else past it.
+        Ok(past) => p.push(jump(JGE_K, numbers[mid], 0, past)),
+        Err(_) => {
+            p.push(jump(JGE_K, numbers[mid], 1, 0));
+            p.push(stmt(JA, from.len() as u32));
+        }
+    }
+    p.extend(from);
+    p.extend(below);
+    p
+}
+
+/// The lines of call `nr`, in their order; when none holds, the call runs.
+fn group(nr: u32, lines: &[Line]) -> Vec<SockFilter> {
+    let mut p = Vec::new();
+    for line in lines.iter().filter(|l| l.nr as u32 == nr) {
+        match line.when {
+            When::Always => {
+                p.push(ret(line.action));
+                // Nothing after an unconditional line is reached.
+                return p;
+            }
+            When::AnyBit { arg, mask } => p.extend([stmt(LD_W_ABS, arg_low(arg)), jump(JSET_K, mask, 0, 1), ret(line.action)]),
+            When::Equals { arg, value } => p.extend([stmt(LD_W_ABS, arg_low(arg)), jump(JEQ_K, value, 0, 1), ret(line.action)]),
+            When::NotNull { arg } => p.extend([
                 stmt(LD_W_ABS, arg_low(arg)),
                 jump(JEQ_K, 0, 0, 2),
                 stmt(LD_W_ABS, arg_low(arg) + 4),
                 jump(JEQ_K, 0, 1, 0),
                 ret(line.action),
-                stmt(LD_W_ABS, 0),
-            ],
-        };
-        // Not this call: skip the block. A block is short, well under the
-        // 255 a jump can span.
-        p.push(jump(JEQ_K, line.nr as u32, 0, block.len() as u8));
-        p.extend(block);
+            ]),
+        }
     }
     p.push(stmt(RET_K, RET_ALLOW));
     p
+}
+
+/// A jump over `n` instructions within one number's lines (a few each).
+fn short(n: usize) -> u8 {
+    u8::try_from(n).expect("one call's lines span fewer than 256 instructions")
 }
 
 /// Install `prog` on this thread (and all it starts) with a listener; the
@@ -302,6 +344,7 @@ mod tests {
             match i.code {
                 LD_W_ABS => a = word(i.k),
                 RET_K => return i.k,
+                JA => pc += i.k as usize,
                 JEQ_K | JGE_K | JSET_K => {
                     let hit = match i.code {
                         JEQ_K => a == i.k,
@@ -341,5 +384,109 @@ mod tests {
         let other_arch = SeccompData { arch: 0x4000_0003, ..call(42, [0; 6]) };
         assert_eq!(run(&p, &other_arch), RET_KILL_PROCESS);
         assert_eq!(run(&p, &call(X32_BIT as i64 | 42, [0; 6])), RET_KILL_PROCESS);
+    }
+
+    /// What the lines say of one call: the first line of its number whose
+    /// condition holds, else it runs.
+    fn meant(lines: &[Line], d: &SeccompData) -> u32 {
+        let low = |arg: u8| d.args[arg as usize] as u32;
+        let hit = lines.iter().find(|l| {
+            l.nr as i32 == d.nr
+                && match l.when {
+                    When::Always => true,
+                    When::AnyBit { arg, mask } => low(arg) & mask != 0,
+                    When::Equals { arg, value } => low(arg) == value,
+                    When::NotNull { arg } => d.args[arg as usize] != 0,
+                }
+        });
+        hit.map_or(RET_ALLOW, |l| ret(l.action).k)
+    }
+
+    /// Arguments that make each line's condition hold, and miss.
+    fn argument_sets(lines: &[Line]) -> Vec<[u64; 6]> {
+        let mut sets = vec![[0; 6], [u64::MAX; 6], [0x1_0000_0000; 6]];
+        for l in lines {
+            match l.when {
+                When::Always => {}
+                When::AnyBit { arg, mask } => {
+                    let mut a = [0; 6];
+                    a[arg as usize] = u64::from(mask & mask.wrapping_neg());
+                    sets.push(a);
+                    a[arg as usize] = u64::from(!mask);
+                    sets.push(a);
+                }
+                When::Equals { arg, value } => {
+                    let mut a = [0; 6];
+                    a[arg as usize] = u64::from(value);
+                    sets.push(a);
+                    a[arg as usize] = u64::from(value ^ 1);
+                    sets.push(a);
+                }
+                When::NotNull { arg } => {
+                    let mut a = [0; 6];
+                    a[arg as usize] = 0x7fff_0000_0000;
+                    sets.push(a);
+                }
+            }
+        }
+        sets
+    }
+
+    fn program_says_what_the_lines_say(lines: &[Line]) {
+        let p = program(lines);
+        for args in argument_sets(lines) {
+            for nr in 0..1100 {
+                let d = call(nr, args);
+                assert_eq!(run(&p, &d), meant(lines, &d), "call {nr} with {args:x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_runners_filter_decides_every_call_number_as_its_lines_say() {
+        for files in [true, false] {
+            program_says_what_the_lines_say(&crate::runner::supervise::filter_lines(files));
+        }
+    }
+
+    #[test]
+    fn a_filter_too_long_for_a_short_jump_still_finds_every_number() {
+        // 300 numbers with a condition each: the search's halves span more
+        // than a conditional jump can (255), so it jumps with JA.
+        let lines: Vec<Line> = (0..300).map(|i| Line { nr: 3 * i + 1, when: When::NotNull { arg: (i % 6) as u8 }, action: Action::Notify }).collect();
+        let p = program(&lines);
+        assert!(p.iter().any(|i| i.code == JA), "the long program needs a far jump");
+        program_says_what_the_lines_say(&lines);
+    }
+
+    #[test]
+    fn a_call_the_lines_do_not_name_is_decided_in_a_few_steps() {
+        // The kernel runs the filter once per number when it is installed
+        // (the action cache): a search, not one comparison per line.
+        let lines = crate::runner::supervise::filter_lines(true);
+        let p = program(&lines);
+        let steps = |d: &SeccompData| {
+            let (mut pc, mut n) = (0usize, 0);
+            loop {
+                let i = p[pc];
+                n += 1;
+                pc += 1;
+                match i.code {
+                    RET_K => return n,
+                    JA => pc += i.k as usize,
+                    JEQ_K | JGE_K | JSET_K => {
+                        let hit = match i.code {
+                            JEQ_K => d.nr as u32 == i.k,
+                            JGE_K => d.nr as u32 >= i.k,
+                            _ => d.nr as u32 & i.k != 0,
+                        };
+                        pc += if hit { i.jt } else { i.jf } as usize;
+                    }
+                    _ => {}
+                }
+            }
+        };
+        let most = (0..460).filter(|&nr| !lines.iter().any(|l| l.nr == nr)).map(|nr| steps(&call(nr, [0; 6]))).max().unwrap();
+        assert!(lines.len() > 30 && most <= 16, "{most} steps for {} lines", lines.len());
     }
 }
