@@ -41,7 +41,8 @@ pub struct Arena<const N: usize> {
 }
 
 // SAFETY: the room is handed out in pieces that never overlap (each taken
-// by a compare-and-swap of `top`), and each piece is its owner's alone.
+// by a compare-and-swap of `top`), and each piece is its owner's alone;
+// a piece given back (release) is handed out again only after (acquire).
 unsafe impl<const N: usize> Sync for Arena<N> {}
 
 impl<const N: usize> Arena<N> {
@@ -51,12 +52,12 @@ impl<const N: usize> Arena<N> {
 
     /// From now on, nothing new is handed out of the arena.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.closed.store(true, Ordering::Release);
     }
 
     /// How many bytes have been handed out (and not given back on top).
     pub fn used(&self) -> usize {
-        self.top.load(Ordering::Relaxed)
+        self.top.load(Ordering::Acquire)
     }
 
     fn base(&self) -> usize {
@@ -71,14 +72,14 @@ impl<const N: usize> Arena<N> {
 
     /// A piece of the arena for `l`, or None when closed or full.
     fn take(&self, l: Layout) -> Option<*mut u8> {
-        if self.closed.load(Ordering::Relaxed) {
+        if self.closed.load(Ordering::Acquire) {
             return None;
         }
-        let mut top = self.top.load(Ordering::Relaxed);
+        let mut top = self.top.load(Ordering::Acquire);
         loop {
             let start = (self.base() + top).checked_next_multiple_of(l.align())? - self.base();
             let end = start.checked_add(l.size()).filter(|&e| e <= N)?;
-            match self.top.compare_exchange_weak(top, end, Ordering::Relaxed, Ordering::Relaxed) {
+            match self.top.compare_exchange_weak(top, end, Ordering::AcqRel, Ordering::Acquire) {
                 // SAFETY: start < end <= N: inside the room.
                 Ok(_) => return Some(unsafe { self.room.get().cast::<u8>().add(start) }),
                 Err(now) => top = now,
@@ -108,7 +109,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
         match self.offset(p) {
             // The last piece handed out comes back; any other stays taken.
             Some(at) => {
-                let _ = self.top.compare_exchange(at + l.size(), at, Ordering::Relaxed, Ordering::Relaxed);
+                let _ = self.top.compare_exchange(at + l.size(), at, Ordering::AcqRel, Ordering::Acquire);
             }
             // SAFETY: the system allocator's piece, with its layout.
             None => unsafe { System.dealloc(p, l) },
@@ -123,8 +124,8 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
         // The last piece grows or shrinks where it is (while open, or
         // shrinking: a closed arena takes nothing more).
         let fits = at.checked_add(size).is_some_and(|e| e <= N);
-        let may = size <= l.size() || !self.closed.load(Ordering::Relaxed);
-        if fits && may && self.top.compare_exchange(at + l.size(), at + size, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+        let may = size <= l.size() || !self.closed.load(Ordering::Acquire);
+        if fits && may && self.top.compare_exchange(at + l.size(), at + size, Ordering::AcqRel, Ordering::Acquire).is_ok() {
             return p;
         }
         // SAFETY: the caller guarantees `size` is valid for `l.align()`.

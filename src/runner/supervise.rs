@@ -270,8 +270,9 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         // SAFETY: our copy of the hand's end; ours, owned here.
         unsafe { libc::close(hand_pair[1]) };
         let ours = unsafe { OwnedFd::from_raw_fd(hand_pair[0]) };
-        // The hand greets before the listener is sent; a child that failed
-        // first closed its end, and the greeting reads the end of it.
+        // The init greets once the command has execed (it waits for that);
+        // a child that failed first closed its end, and the greeting reads
+        // the end of it.
         files.hand = if taken.is_some() { Hand::greet(ours) } else { None };
     }
     let own_pids = taken.as_ref().is_some_and(|t| t.own_pids);
@@ -429,9 +430,14 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
             }
             filter_and_exec((argv, watched, report), channel, own_pids, lines.clone(), &cleared)
         };
-        let pid = match start_sharing_memory(&mut command) {
+        let pid = match start_sharing_memory(&mut command, argv.len()) {
             Ok(pid) => pid,
-            Err(e) => return super::fail(super::EXIT_FAILED, &format!("cannot start the command: {e}; nothing was run")),
+            Err(e) => {
+                let code = super::fail(super::EXIT_FAILED, &format!("cannot start the command: {e}; nothing was run"));
+                // The init says so itself (its parent has left).
+                super::init::failed(&i, code);
+                return code;
+            }
         };
         super::isolate::quiet_init(channel);
         let hand = child.hand.and_then(super::hand::Serving::greet);
@@ -446,9 +452,17 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
 /// first write, which a fork of the init costs every call. This process
 /// waits meanwhile; `part` never returns into it (the child leaves with
 /// its code). Only for a single-threaded process: nothing else can hold a
-/// lock the child takes.
-fn start_sharing_memory(part: &mut dyn FnMut() -> u8) -> std::io::Result<i32> {
-    const STACK: usize = 512 * 1024;
+/// lock the child takes. What the child leaves in the shared memory stays
+/// (std's `exec` holds its environment lock for reading across the exec:
+/// this process must not set the environment afterwards; it does not).
+///
+/// The child's stack: 512 KiB and room for glibc's `execvp`, which copies
+/// the `argc` pointers onto it when a script has no `#!` line, above a
+/// guard page (an overflow faults instead of writing the init's memory).
+fn start_sharing_memory(part: &mut dyn FnMut() -> u8, argc: usize) -> std::io::Result<i32> {
+    const PAGE: usize = 4096;
+    let stack_len = (512 * 1024 + (argc + 2) * std::mem::size_of::<usize>()).next_multiple_of(PAGE);
+    let mapped = stack_len + PAGE;
     extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` is the `&mut dyn FnMut` below, alive while the
         // parent waits for this child's exec or exit.
@@ -457,18 +471,26 @@ fn start_sharing_memory(part: &mut dyn FnMut() -> u8) -> std::io::Result<i32> {
         // SAFETY: leave without returning into the parent's frames.
         unsafe { libc::_exit(i32::from(code)) }
     }
-    // SAFETY: a fresh anonymous mapping, only its pages touched are faulted in.
-    let stack = unsafe { libc::mmap(std::ptr::null_mut(), STACK, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK, -1, 0) };
+    // SAFETY: a fresh anonymous mapping, only its pages touched are
+    // faulted in; its lowest page is the guard.
+    let stack = unsafe { libc::mmap(std::ptr::null_mut(), mapped, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK, -1, 0) };
     if stack == libc::MAP_FAILED {
         return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the first page of the mapping just made.
+    if unsafe { libc::mprotect(stack, PAGE, libc::PROT_NONE) } != 0 {
+        let err = std::io::Error::last_os_error();
+        // SAFETY: the mapping just made, not used.
+        unsafe { libc::munmap(stack, mapped) };
+        return Err(err);
     }
     let mut part = part;
     // SAFETY: the stack's top (it grows down); the parent is suspended
     // until the child execs or exits, so `part` and the stack outlive it.
-    let pid = unsafe { libc::clone(entry, stack.cast::<u8>().add(STACK).cast(), libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, (&mut part as *mut &mut dyn FnMut() -> u8).cast()) };
+    let pid = unsafe { libc::clone(entry, stack.cast::<u8>().add(mapped).cast(), libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, (&mut part as *mut &mut dyn FnMut() -> u8).cast()) };
     let err = std::io::Error::last_os_error();
     // SAFETY: the child no longer runs on it.
-    unsafe { libc::munmap(stack, STACK) };
+    unsafe { libc::munmap(stack, mapped) };
     if pid < 0 {
         return Err(err);
     }
@@ -490,6 +512,16 @@ fn filter_and_exec((argv, files, report): (&[String], bool, bool), channel: RawF
     // by its number (pidfd_getfd) and says so.
     if let Err(e) = hand_over_listener(channel, listener.as_raw_fd(), own_pids) {
         return super::fail(super::EXIT_FAILED, &format!("cannot hand the socket filter to the supervisor: {e}; nothing was run"));
+    }
+    // Started by the call's init, this process still shares the init's
+    // memory, and being dumpable is the memory's: the init (outside the
+    // filter, the hand) is shut to tracing before the command's first
+    // instruction runs, not once it resumes after the exec. The supervisor
+    // has taken the listener (which needed this process dumpable); the
+    // exec gives the command memory of its own, dumpable as usual.
+    if own_pids {
+        // SAFETY: prctl with integers.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     }
     drop(listener);
     // SAFETY: our end of the channel.
