@@ -1129,3 +1129,25 @@ struct Listener {
     /// The call runs in a process namespace of its own.
     own_pids: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::filter_lines;
+    use crate::runner::seccomp::tests::{most_steps_for_an_unnamed_call, program_says_what_the_lines_say};
+
+    #[test]
+    fn the_runners_filter_decides_every_call_number_as_its_lines_say() {
+        for files in [true, false] {
+            program_says_what_the_lines_say(&filter_lines(files));
+        }
+    }
+
+    #[test]
+    fn a_call_the_filter_does_not_name_is_decided_in_a_few_steps() {
+        // The kernel runs the filter once per number when it is installed
+        // (the action cache): a search, not one comparison per line.
+        let lines = filter_lines(true);
+        let most = most_steps_for_an_unnamed_call(&lines);
+        assert!(lines.len() > 30 && most <= 16, "{most} steps for {} lines", lines.len());
+    }
+}
