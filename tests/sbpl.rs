@@ -561,6 +561,20 @@ mod kernel {
     /// Where the model's worlds live: a Mac's user data area, made real here.
     const MODEL_PARENT: &str = "/Users/dsh-allow-model";
 
+    /// Make `dir` and its parents while other tests remove the model's
+    /// parents once their worlds are gone (an empty parent can vanish
+    /// between two of create_dir_all's steps): tried again then. Once a
+    /// world is in them, they stay.
+    fn make_dir_beside_removals(dir: &Path) -> std::io::Result<()> {
+        let mut tries = 0;
+        loop {
+            match std::fs::create_dir_all(dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 100 => tries += 1,
+                done => return done,
+            }
+        }
+    }
+
     /// The model's parents, once no world is left in them.
     fn remove_model_parents() {
         let _ = std::fs::remove_dir(MODEL_PARENT);
@@ -616,7 +630,7 @@ mod kernel {
                 ));
             }
             if seatbelt.is_model() {
-                std::fs::create_dir_all(MODEL_PARENT).map_err(|e| format!("the Seatbelt model's worlds live under {MODEL_PARENT}, which cannot be made here: {e}"))?;
+                make_dir_beside_removals(Path::new(MODEL_PARENT)).map_err(|e| format!("the Seatbelt model's worlds live under {MODEL_PARENT}, which cannot be made here: {e}"))?;
                 remove_worlds_of_runs_gone();
                 // Made again by each world (World::new): asked alone, none stays.
                 remove_model_parents();
@@ -639,10 +653,9 @@ mod kernel {
             } else {
                 PathBuf::from(std::env::var("HOME").expect("HOME")).join(".dsh-allow-seatbelt")
             };
-            std::fs::create_dir_all(&parent).unwrap();
             let root = parent.join(format!("{test}-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&root);
-            std::fs::create_dir_all(&root).unwrap();
+            make_dir_beside_removals(&root).unwrap();
             let root = std::fs::canonicalize(&root).unwrap();
             assert!(root.starts_with("/Users") || root.starts_with("/Volumes"), "{} is outside the user data areas: reads there are not fenced", root.display());
             eprintln!("{test}: under the {}", seatbelt.label());
