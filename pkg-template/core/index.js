@@ -27,9 +27,11 @@ export const {
 const GENERATION_MS = 1000;
 
 /** Folders met on the way to a named path, by real parent + name, for the
- * current generation. The named component itself is always looked up
- * afresh. */
-let folders = { generation: -1, real: new Map(), outside: new Set() };
+ * current generation (and its named part, below). The named component
+ * itself is always looked up afresh. */
+let folders = { generation: -1, named: -1, real: new Map(), outside: new Set() };
+/** The same for the policy's roots and PATH (the root tier, below). */
+let rootFolders = { generation: -1, real: new Map(), outside: new Set() };
 
 /**
  * What the reused answers (these folders, the core's prepared policy with
@@ -55,6 +57,18 @@ let folders = { generation: -1, real: new Map(), outside: new Set() };
  * each fork the host makes to run a tool call (docs/performance.md).
  * Pseudo file systems, whose folders do not record new entries, are never
  * vouched for.
+ *
+ * Steps come in two tiers. What the core keeps for the generation (its
+ * prepared policy, PATH and what it found there) is read only through the
+ * *root* tier: the policy's roots and PATH lookups walk a cache of their
+ * own and record their steps apart. Everything else (the folders on the way
+ * to the paths a command names) is the *named* tier, which a decision uses
+ * only through the questions it replays before it is reused. So a step of
+ * the named tier that answers differently (a command made `build/`, which
+ * the last one named as missing on its way to `build/x`) ends only the
+ * named tier: its steps and folders are forgotten and looked up again, and
+ * the generation — the prepared policy — holds. A root step that answers
+ * differently ends the generation.
  */
 const MAX_FOLDERS = 128;
 const UNTRACKED = ['/proc', '/sys', '/dev/pts'];
@@ -64,7 +78,25 @@ let dirty = false;
 let provedAt = -Infinity;
 
 function newGeneration(id) {
-  return { id, folders: new Map(), unprovable: false, path: process.env.PATH };
+  return { id, named: 0, folders: new Map(), unprovable: false, namedUnprovable: false, path: process.env.PATH };
+}
+
+/** Whether the walk under way is the root tier's (see above). */
+let rootTier = false;
+function inRootTier(f) {
+  const before = rootTier;
+  rootTier = true;
+  try {
+    return f();
+  } finally {
+    rootTier = before;
+  }
+}
+
+/** What cannot be proven ends the tier it was read for. */
+function unprovable() {
+  if (rootTier) gen.unprovable = true;
+  else gen.namedUnprovable = true;
 }
 
 /** The folder's identity and times, or why there are none. Plain numbers,
@@ -104,13 +136,13 @@ function tracked(dir, always = false) {
   let f = gen.folders.get(dir);
   if (f !== undefined) return f;
   if (UNTRACKED.some((root) => under(dir, root))) {
-    gen.unprovable = true;
+    unprovable();
     return undefined;
   }
   const s = stamp(dir);
   // `modes`: the steps that ask an entry's mode, which its folder's times
   // do not show (asked again at every proof), made when the first is kept.
-  f = { dir, stamp: s, hot: s.recent, steps: new Map(), modes: undefined };
+  f = { dir, stamp: s, hot: s.recent, steps: new Map(), rootSteps: new Map(), modes: undefined };
   gen.folders.set(dir, f);
   return f;
 }
@@ -121,10 +153,10 @@ function tracked(dir, always = false) {
  * generation cannot vouch for. */
 function record(f, name, answer) {
   if (f === undefined) return;
-  const kept = name[0] === '!' ? (f.modes ??= new Map()) : f.steps;
+  const kept = name[0] === '!' ? (f.modes ??= new Map()) : rootTier ? f.rootSteps : f.steps;
   const before = kept.get(name);
   if (before === undefined) kept.set(name, answer);
-  else if (before !== answer) gen.unprovable = true;
+  else if (before !== answer) unprovable();
 }
 
 /** What is at `p` (not following a link): 'missing', 'dir', 'file',
@@ -154,38 +186,59 @@ function runnable(f) {
   }
 }
 
-/** Every step of the folder `f` answers as it did; `still`: its times
- * vouch for its entries, so only the modes are asked again. The modes are
- * kept apart from the lookups: a PATH folder holds a lookup for every
- * program looked up before it was found further on (~90 here), which a
- * still folder need not walk. */
-function unchangedSteps(f, still) {
+/** Every PATH candidate of the folder `f` is still as runnable as it was:
+ * its mode, which the folder's times do not show. Kept apart from the
+ * lookups: a PATH folder holds a lookup for every program looked up
+ * before it was found further on (~90 here), which a still folder need not
+ * walk. */
+function sameModes(f) {
+  if (f.modes === undefined) return true;
   const base = f.dir === '/' ? '' : f.dir;
   let same = true;
-  f.modes?.forEach((answer, name) => {
+  f.modes.forEach((answer, name) => {
     if (same && runnable(`${base}/${name.slice(1)}`) !== answer) same = false;
   });
-  if (!same || still) return same;
-  f.steps.forEach((answer, name) => {
+  return same;
+}
+
+/** Every lookup in `steps` (of the folder `f`) answers as it did. */
+function sameSteps(f, steps) {
+  const base = f.dir === '/' ? '' : f.dir;
+  let same = true;
+  steps.forEach((answer, name) => {
     if (same && lookup(`${base}/${name}`) !== answer) same = false;
   });
   return same;
 }
 
-/** Whether every step of the generation still answers the same (see
- * above). */
+/** What still holds of the generation (see above): 'same', 'named' (a
+ * named step answers differently, or could not be proven: the named tier
+ * ends) or 'root' (the generation ends). */
 function proven() {
-  if (gen.unprovable || gen.folders.size > MAX_FOLDERS || gen.path !== process.env.PATH) return false;
+  if (gen.unprovable || gen.folders.size > MAX_FOLDERS || gen.path !== process.env.PATH) return 'root';
+  let held = gen.namedUnprovable ? 'named' : 'same';
   for (const f of gen.folders.values()) {
     const s = stamp(f.dir);
     const still = sameStamp(s, f.stamp) && !f.hot;
-    if (!unchangedSteps(f, still)) return false;
-    if (!still) {
-      f.stamp = s;
-      f.hot = s.recent;
-    }
+    if (!sameModes(f)) return 'root';
+    if (still) continue;
+    if (!sameSteps(f, f.rootSteps)) return 'root';
+    if (held === 'same' && !sameSteps(f, f.steps)) held = 'named';
+    f.stamp = s;
+    f.hot = s.recent;
   }
-  return true;
+  return held;
+}
+
+/** The named tier ends: its steps are forgotten (and folders that held
+ * nothing else), and its walks start again from nothing. */
+function forgetNamed() {
+  for (const [dir, f] of gen.folders) {
+    f.steps.clear();
+    if (f.rootSteps.size === 0 && f.modes === undefined) gen.folders.delete(dir);
+  }
+  gen.namedUnprovable = false;
+  gen.named += 1;
 }
 
 /** A tool call ran: what was read so far is checked before it is reused. */
@@ -252,6 +305,7 @@ function child(dir, name, state, kept = true) {
  * `fresh`, the last component is looked up now, never from the cache. */
 function walk(base, rel, state, fresh, root = false) {
   const parts = rel.split('/').filter((s) => s !== '' && s !== '.');
+  const cache = rootTier ? rootFolders : folders;
   let cur = base;
   let missing = false;
   parts.forEach((seg, i) => {
@@ -268,7 +322,7 @@ function walk(base, rel, state, fresh, root = false) {
     if (fresh && i === parts.length - 1) {
       real = child(cur, seg, state, root);
     } else {
-      real = folders.real.get(spelled);
+      real = cache.real.get(spelled);
       if (real === undefined) {
         // Whether a link on the way to this folder led out of the system
         // trees is kept with it: a later walk through the cached folder
@@ -276,10 +330,10 @@ function walk(base, rel, state, fresh, root = false) {
         const before = state.outside;
         state.outside = false;
         real = child(cur, seg, state);
-        folders.real.set(spelled, real);
-        if (state.outside) folders.outside.add(spelled);
+        cache.real.set(spelled, real);
+        if (state.outside) cache.outside.add(spelled);
         state.outside ||= before;
-      } else if (folders.outside.has(spelled)) {
+      } else if (cache.outside.has(spelled)) {
         state.outside = true;
       }
     }
@@ -297,7 +351,8 @@ function walk(base, rel, state, fresh, root = false) {
 /** The folders cache of the current generation. */
 function currentFolders() {
   const g = generation();
-  if (folders.generation !== g) folders = { generation: g, real: new Map(), outside: new Set() };
+  if (folders.generation !== g || folders.named !== gen.named) folders = { generation: g, named: gen.named, real: new Map(), outside: new Set() };
+  if (rootFolders.generation !== g) rootFolders = { generation: g, real: new Map(), outside: new Set() };
 }
 
 /** The real path of `p`: symlinks resolved along the existing part, the part
@@ -354,7 +409,9 @@ function generation() {
   const now = Date.now();
   const due = now - provedAt >= GENERATION_MS;
   if (!dirty && !due) return gen.id;
-  if (!proven()) gen = newGeneration(gen.id + 1);
+  const held = proven();
+  if (held === 'root') gen = newGeneration(gen.id + 1);
+  else if (held === 'named') forgetNamed();
   provedAt = now;
   dirty = false;
   return gen.id;
@@ -365,7 +422,7 @@ let whichCache = { generation: -1, path: '', found: new Map() };
 function cachedWhich(name) {
   const g = generation();
   if (whichCache.generation !== g) whichCache = { generation: g, path: process.env.PATH ?? '', found: new Map() };
-  if (!whichCache.found.has(name)) whichCache.found.set(name, which(name, whichCache.path));
+  if (!whichCache.found.has(name)) whichCache.found.set(name, inRootTier(() => which(name, whichCache.path)));
   return whichCache.found.get(name);
 }
 
@@ -440,7 +497,7 @@ function hostKind(p) {
  * it is found in is tracked like the folders on the way. */
 function rootCanonical(p) {
   p = String(p);
-  return isSystem(p) ? cachedCanonical(p) : canonical(p, undefined, true);
+  return inRootTier(() => (isSystem(p) ? cachedCanonical(p) : canonical(p, undefined, true)));
 }
 
 /** The host the core uses by default in Node: the real file system. */

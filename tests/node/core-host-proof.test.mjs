@@ -82,6 +82,29 @@ test('a change in a folder the policy was read from that changes none of its ans
   assert.ok(changed.lstat * 3 >= prepared, `after target/ appeared only ${changed.lstat} lookups (preparing took ${prepared})`);
 });
 
+test('a folder made where a named path found nothing keeps the prepared policy, and the next walk goes through it', async () => {
+  const { ws, root, req } = world('named-tier');
+  await settle();
+  core.invalidate();
+  // Preparing the policy looks up its roots; `build` is looked up (missing)
+  // only on the way to the named path.
+  const prepared = counting(() => core.decide(req('mkdir -p build/x'))).lstat;
+  fs.mkdirSync(path.join(ws, 'build', 'x'), { recursive: true });
+  core.invalidate();
+  const after = counting(() => core.decide(req('touch build/x/a')));
+  assert.equal(after.result.decision, 'allow');
+  assert.ok(after.lstat * 3 < prepared, `looked up ${after.lstat} paths again (preparing took ${prepared})`);
+  // What the named tier found is looked up again: build/ swapped for a link
+  // out of the workspace is followed.
+  const elsewhere = path.join(root, 'elsewhere');
+  fs.mkdirSync(path.join(elsewhere, 'x'), { recursive: true });
+  fs.rmSync(path.join(ws, 'build'), { recursive: true });
+  fs.symlinkSync(elsewhere, path.join(ws, 'build'));
+  core.invalidate();
+  const d = core.decide(req('touch build/x/a', { fence: [] }));
+  assert.equal(d.decision, 'prompt', `a write outside the workspace: ${JSON.stringify(d.effects)}`);
+});
+
 test('a folder on the way swapped for a link is followed at the next decide, its folder\'s mtime put back', async () => {
   const { ws, root, req } = world('swap-times');
   const elsewhere = path.join(root, 'elsewhere');
