@@ -80,8 +80,13 @@ impl JsHost {
                 .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
                 .ok_or_else(|| JsError::new(&format!("host.{name} must be a function")))
         };
-        let generation = get("generation").ok();
         let canonical_root = get("canonicalRoot").ok();
+        // What a generation vouches for is what `canonicalRoot` answers: the
+        // node host walks the policy's roots apart from the paths commands
+        // name, and may forget the latter while the generation holds. A host
+        // without it (the node host's other functions taken alone) reuses
+        // nothing.
+        let generation = get("generation").ok().filter(|_| canonical_root.is_some());
         let id = NEXT_HOST_ID.with(|n| n.replace(n.get() + 1));
         Ok(JsHost {
             canonical: get("canonical")?,

@@ -210,8 +210,9 @@ export interface Host {
   /** Optional: `canonical` for the policy's roots, asked when the policy is
    * prepared and kept with it for the generation. */
   canonicalRoot?(path: string): string;
-  /** Optional: while this number stays the same, the prepared policy and
-   * PATH answers may be reused across decisions. */
+  /** Optional, and only with `canonicalRoot`: while this number stays the
+   * same, the prepared policy and PATH answers (what `canonicalRoot` and
+   * `which` answered) may be reused across decisions. */
   generation?(): number;
   /* A function that throws, or answers something other than a string (for
    * `which`: a string or null), makes the call throw an Error naming the

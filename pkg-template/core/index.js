@@ -147,15 +147,23 @@ function tracked(dir, always = false) {
   return f;
 }
 
-/** Keep what looking up `name` in the folder `f` answered (a PATH
- * candidate's mode under '!' + name). The first answer is the one in use; a
- * later one that differs means the folder changed in between, which the
- * generation cannot vouch for. */
+/** Keep what looking up `name` in the folder `f` answered, in the tier
+ * under way. The first answer is the one in use; a later one that differs
+ * means the folder changed in between, which the generation cannot vouch
+ * for. */
 function record(f, name, answer) {
-  if (f === undefined) return;
-  const kept = name[0] === '!' ? (f.modes ??= new Map()) : rootTier ? f.rootSteps : f.steps;
-  const before = kept.get(name);
-  if (before === undefined) kept.set(name, answer);
+  if (f !== undefined) keep(rootTier ? f.rootSteps : f.steps, name, answer);
+}
+
+/** Keep whether the PATH candidate `name` in the folder `f` may run. Apart
+ * from the lookups by the call, not by the name: any name is a file's. */
+function recordMode(f, name, answer) {
+  if (f !== undefined) keep((f.modes ??= new Map()), name, answer);
+}
+
+function keep(steps, name, answer) {
+  const before = steps.get(name);
+  if (before === undefined) steps.set(name, answer);
   else if (before !== answer) unprovable();
 }
 
@@ -196,7 +204,7 @@ function sameModes(f) {
   const base = f.dir === '/' ? '' : f.dir;
   let same = true;
   f.modes.forEach((answer, name) => {
-    if (same && runnable(`${base}/${name.slice(1)}`) !== answer) same = false;
+    if (same && runnable(`${base}/${name}`) !== answer) same = false;
   });
   return same;
 }
@@ -397,7 +405,7 @@ function which(name, pathVar = process.env.PATH ?? '') {
     if (state.missing) continue;
     const answer = runnable(real);
     const at = real.lastIndexOf('/');
-    record(tracked(real.slice(0, at) || '/'), `!${real.slice(at + 1)}`, answer);
+    recordMode(tracked(real.slice(0, at) || '/'), real.slice(at + 1), answer);
     if (answer === 'x') return path.resolve(dir, name);
   }
   return null;

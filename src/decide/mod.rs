@@ -166,11 +166,17 @@ impl Host for Programs<'_> {
         if let Some(real) = self.cache(|p| p.real.get(path).cloned()).flatten() {
             return real;
         }
-        let real = self.inner.canonical(path);
+        // A program PATH found is kept for the generation, so its real path
+        // is read as the policy's roots are: what the host's generation
+        // vouches for (the node host keeps the folders on the way to named
+        // paths apart, and may forget them while the generation holds).
+        let found = self.cache(|p| p.paths.contains(path)).unwrap_or(false);
+        if !found {
+            return self.inner.canonical(path);
+        }
+        let real = self.inner.canonical_root(path);
         self.cache(|p| {
-            if p.paths.contains(path) {
-                p.real.insert(path.to_string(), real.clone());
-            }
+            p.real.insert(path.to_string(), real.clone());
         });
         real
     }

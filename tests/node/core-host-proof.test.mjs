@@ -185,3 +185,49 @@ test('a PATH program made executable after its folder was vouched for is found a
     process.env.PATH = saved;
   }
 });
+
+test('a folder named like a PATH mode step (a leading !) that becomes a link out of the workspace is followed', async () => {
+  const { ws, root, req } = world('bang');
+  const home = path.join(root, 'home');
+  fs.writeFileSync(path.join(home, '.bashrc'), '# rc\n');
+  await settle();
+  core.invalidate();
+  core.decide(req("cat '!d/x'", { fence: [] }));
+  fs.symlinkSync(home, path.join(ws, '!d'));
+  core.invalidate();
+  await settle();
+  const d = core.decide(req("echo x >> '!d/.bashrc'", { fence: [] }));
+  assert.notEqual(d.decision, 'allow', `a write to the home's .bashrc through !d: ${JSON.stringify(d.effects)}`);
+});
+
+test('a program found on PATH is resolved as the policy\'s roots are: a link swapped before the next decide is not kept for the generation', async () => {
+  const { root, req } = world('program-link');
+  for (const v of ['v1', 'v2']) {
+    fs.mkdirSync(path.join(root, v, 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(root, v, 'bin', 'prog'), '#!/bin/sh\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(root, v, 'bin', 'readme'), 'x');
+  }
+  fs.symlinkSync(path.join(root, 'v1'), path.join(root, 'tools'));
+  const savedPath = process.env.PATH;
+  process.env.PATH = `/usr/bin:/bin:${root}/tools/bin`;
+  try {
+    const rules = [{ id: 'no-v2', path: path.join(root, 'v2'), recursive: true, access: { execute: false } }];
+    await settle();
+    core.invalidate();
+    // A named path walks tools/ (to v1); then, with no tool call between,
+    // tools/ is made to lead to v2 and the program is looked up on PATH.
+    core.decide(req(`cat ${root}/tools/bin/readme`, { rules, fence: [] }));
+    fs.rmSync(path.join(root, 'tools'));
+    fs.symlinkSync(path.join(root, 'v2'), path.join(root, 'tools'));
+    core.decide(req('prog', { rules, fence: [] }));
+    fs.rmSync(path.join(root, 'v1'), { recursive: true });
+    for (let i = 0; i < 2; i += 1) {
+      core.invalidate();
+      await settle();
+      const d = core.decide(req(`prog ${i}`, { rules, fence: [] }));
+      assert.notEqual(d.decision, 'allow', `prog runs from v2, where execute is denied: ${JSON.stringify(d.effects)}`);
+    }
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
