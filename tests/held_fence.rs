@@ -426,3 +426,37 @@ fn a_joined_call_finds_what_changes_between_calls_shut_as_a_built_one_does() {
         let _ = fs::remove_dir_all(&spill);
     });
 }
+
+/// A DSH host's temp folder holding an ended session's output, removed
+/// when dropped.
+struct SpillFolder(PathBuf);
+
+impl Drop for SpillFolder {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_host_temp_folder_the_held_namespace_covers_is_covered_once_in_a_joined_call_and_stays_hidden() {
+    each_user(|user| {
+        let Some(w) = World::new("covers", user) else { return };
+        // Named as DSH names them (six letters or digits), not empty: covered.
+        let tag = if user.is_some() { 'u' } else { 'r' };
+        let spill = SpillFolder(PathBuf::from(format!("/tmp/dsh-spill-h{tag}{:04}", std::process::id() % 10_000)));
+        let _ = fs::remove_dir_all(&spill.0);
+        fs::create_dir_all(spill.0.join("session-0")).unwrap();
+        fs::write(spill.0.join("session-0/out.txt"), "ENDED-SESSION-OUTPUT\n").unwrap();
+        let profile = w.profile(json!([]));
+        // The call that builds the fence covers the folder in the namespace
+        // the keeper holds from then on.
+        w.until_joined(&profile);
+        let path = spill.0.display();
+        let script = format!("grep -c ' {path} ' /proc/self/mountinfo > seen.txt; cat {path}/session-0/out.txt >> seen.txt 2>&1; true");
+        let (_, held, ok) = w.run(&profile, &script);
+        assert_eq!((held.as_str(), ok), ("joined", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert_eq!(seen.lines().next(), Some("1"), "one cover on the folder, the held one: {seen}");
+        assert!(!seen.contains("ENDED-SESSION-OUTPUT"), "the ended session's output was read: {seen}");
+    });
+}

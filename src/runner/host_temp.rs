@@ -262,11 +262,20 @@ pub fn hide(folders: &[String]) -> Result<usize, String> {
     let mut hidden = 0;
     for f in folders {
         let c = std::ffi::CString::new(f.as_str()).map_err(|_| format!("{f}: a path with a NUL byte"))?;
+        // A joined call copies the namespace of the call that built its
+        // fence, with that call's covers: a folder covered there already is
+        // not covered twice (each cover is a mount made, copied and torn
+        // down with the call).
+        if is_cover(&c) {
+            first.get_or_insert(c);
+            hidden += 1;
+            continue;
+        }
         let r = match &first {
             // SAFETY: NUL-terminated strings and flags.
             None => unsafe {
                 let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                libc::mount(c"dsh-allow".as_ptr(), c.as_ptr(), c"tmpfs".as_ptr(), flags, c"size=4k,nr_inodes=1,mode=0555".as_ptr().cast())
+                libc::mount(c"dsh-allow".as_ptr(), c.as_ptr(), c"tmpfs".as_ptr(), flags, COVER_OPTIONS.as_ptr().cast())
             },
             // SAFETY: as above.
             Some(src) => unsafe { libc::mount(src.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) },
@@ -282,6 +291,22 @@ pub fn hide(folders: &[String]) -> Result<usize, String> {
         hidden += 1;
     }
     Ok(hidden)
+}
+
+/// What a cover is: an empty read-only tmpfs of one page and one inode.
+const COVER_OPTIONS: &std::ffi::CStr = c"size=4k,nr_inodes=1,mode=0555";
+
+/// Whether `path` is such a cover: a read-only tmpfs with room for one
+/// inode, its root (the only inode it can hold), which nothing in it can
+/// change. Only a mount can put one there; the call's command has not run.
+fn is_cover(path: &std::ffi::CStr) -> bool {
+    // SAFETY: zeroed structs are valid out-parameters; a NUL-terminated path.
+    let (mut fs, mut vfs): (libc::statfs, libc::statvfs) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: as above.
+    if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 || unsafe { libc::statvfs(path.as_ptr(), &mut vfs) } != 0 {
+        return false;
+    }
+    fs.f_type == libc::TMPFS_MAGIC && vfs.f_flag & libc::ST_RDONLY != 0 && vfs.f_files == 1 && vfs.f_blocks == 1
 }
 
 #[cfg(test)]
