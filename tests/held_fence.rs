@@ -460,3 +460,29 @@ fn a_host_temp_folder_the_held_namespace_covers_is_covered_once_in_a_joined_call
         assert!(!seen.contains("ENDED-SESSION-OUTPUT"), "the ended session's output was read: {seen}");
     });
 }
+
+#[test]
+fn a_host_temp_folder_made_again_after_the_fence_was_held_is_covered_by_the_joined_call() {
+    each_user(|user| {
+        let Some(w) = World::new("covers-again", user) else { return };
+        let tag = if user.is_some() { 'u' } else { 'r' };
+        let spill = SpillFolder(PathBuf::from(format!("/tmp/dsh-spill-a{tag}{:04}", std::process::id() % 10_000)));
+        let _ = fs::remove_dir_all(&spill.0);
+        fs::create_dir_all(spill.0.join("session-0")).unwrap();
+        fs::write(spill.0.join("session-0/out.txt"), "FIRST-SESSION\n").unwrap();
+        let profile = w.profile(json!([]));
+        w.until_joined(&profile);
+        // The held cover sat on the folder that is gone; a new one at the
+        // same path is not covered in the held namespace.
+        fs::remove_dir_all(&spill.0).unwrap();
+        fs::create_dir_all(spill.0.join("session-1")).unwrap();
+        fs::write(spill.0.join("session-1/out.txt"), "SECOND-SESSION\n").unwrap();
+        let path = spill.0.display();
+        let script = format!("ls -A {path} > seen.txt 2>&1; cat {path}/session-1/out.txt >> seen.txt 2>&1; echo x > {path}/planted 2>>seen.txt; true");
+        let (_, held, ok) = w.run(&profile, &script);
+        assert_eq!((held.as_str(), ok), ("joined", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert!(!seen.contains("SECOND-SESSION") && !seen.lines().any(|l| l == "session-1"), "the folder made again was read: {seen}");
+        assert!(!spill.0.join("planted").exists(), "a file was planted in the host's folder: {seen}");
+    });
+}
