@@ -44,7 +44,9 @@ impl World {
         for d in ["ws", "home/.dsh", "bin"] {
             fs::create_dir_all(base.join(d)).unwrap();
         }
-        fs::copy(BIN, base.join("bin/dsh-allow")).unwrap();
+        // By `cp`, not in this process: a test thread forking meanwhile would
+        // hold the copy open for writing, and its exec fail (ETXTBSY).
+        users::copy_runner(BIN, &base.join("bin/dsh-allow"));
         // A stand-in DSH: DSH's command name, listening on a loopback port
         // it writes down (what `dsh web` does, as far as a socket goes).
         let server = "#!/usr/bin/python3\nimport socket, sys\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\ns.listen(8)\nopen(sys.argv[1], 'w').write(str(s.getsockname()[1]))\nwhile True:\n    c, _ = s.accept()\n    c.close()\n";
