@@ -13,7 +13,11 @@ use crate::fs_host::FsHost;
 
 /// Runs the command line; the process's exit status.
 pub fn main() -> u8 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    main_with(std::env::args().skip(1).collect())
+}
+
+/// [`main`] with the arguments after the program's name.
+pub fn main_with(args: Vec<String>) -> u8 {
     match args.first().map(String::as_str) {
         Some("decide") => cmd_decide(),
         Some("explain") => cmd_explain(&args[1..]),

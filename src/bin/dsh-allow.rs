@@ -12,7 +12,7 @@
 
 #[cfg(target_os = "linux")]
 #[no_mangle]
-pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+pub extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
     // SAFETY: three pollfd structs, a zero timeout.
     if unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } >= 0 {
@@ -25,8 +25,20 @@ pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_
             }
         }
     }
-    // std reads the arguments on its own (glibc passes them at start-up).
-    let status = dsh_allow::cli::main();
+    // Read from argv here: std reads them on its own only where the C
+    // library passes them to initialisers (glibc does, musl does not).
+    let mut args = Vec::new();
+    for i in 1..usize::try_from(argc).unwrap_or(0) {
+        // SAFETY: argv holds argc NUL-terminated strings.
+        match unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }.to_str() {
+            Ok(a) => args.push(a.to_owned()),
+            Err(_) => {
+                eprintln!("dsh-allow: argument {i} is not UTF-8");
+                return 2;
+            }
+        }
+    }
+    let status = dsh_allow::cli::main_with(args);
     // No runtime means no flush at exit.
     let _ = std::io::Write::flush(&mut std::io::stdout());
     std::ffi::c_int::from(status)
@@ -54,6 +66,16 @@ unsafe impl std::alloc::GlobalAlloc for StartUp {
 #[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: StartUp = StartUp;
+
+/// LLVM's libunwind as Debian ships it (`libunwind-19-dev`, the unwinder a
+/// static musl binary links) is built against glibc, whose fortified
+/// `fprintf` it calls to log when `LIBUNWIND_PRINT_*` is set. Those logs are
+/// dropped; nothing else of glibc's is referenced.
+#[cfg(all(target_os = "linux", target_env = "musl"))]
+#[no_mangle]
+pub extern "C" fn __fprintf_chk(_stream: *mut std::ffi::c_void, _flag: std::ffi::c_int, _format: *const std::ffi::c_char) -> std::ffi::c_int {
+    0
+}
 
 #[cfg(all(unix, not(target_os = "linux")))]
 fn main() -> std::process::ExitCode {

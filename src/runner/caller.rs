@@ -92,7 +92,7 @@ pub fn receive_with_sender(fd: i32, buf: &mut [u8]) -> Option<(usize, i32)> {
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
+        msg.msg_controllen = space as _;
         let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
         if n <= 0 {
             return None;

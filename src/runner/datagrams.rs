@@ -133,7 +133,7 @@ pub fn send(sock: &OwnedFd, msg: &Message, flags: i32, tid: u32) -> Result<i64, 
         h.msg_iovlen = 1;
         if !msg.control.is_empty() {
             h.msg_control = msg.control.as_ptr() as *mut libc::c_void;
-            h.msg_controllen = msg.control.len();
+            h.msg_controllen = msg.control.len() as _;
         }
         libc::sendmsg(sock.as_raw_fd(), &h, flags | libc::MSG_NOSIGNAL)
     };

@@ -152,7 +152,7 @@ fn connect(dir: &str) -> Result<OwnedFd, Asked> {
     if unsafe { libc::connect(s.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) } != 0 {
         return Err(Asked::Nobody);
     }
-    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
+    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as _ };
     for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
         // SAFETY: a timeval of the size passed.
         unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, opt, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
@@ -402,7 +402,7 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
 /// binary (the runner was updated) is answered `leaving`, and the keeper
 /// leaves (returns false) for one of that binary to take its place.
 fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::File>) -> bool {
-    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as libc::suseconds_t };
+    let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as _ };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
     // SAFETY: geteuid has no preconditions.

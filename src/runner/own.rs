@@ -59,8 +59,10 @@ pub fn entry_at(dir: BorrowedFd, name: &CStr) -> Option<(Identity, u64)> {
     let empty = name.to_bytes().is_empty();
     let flags = if empty { libc::AT_EMPTY_PATH } else { 0 } | libc::AT_SYMLINK_NOFOLLOW;
     // SAFETY: a zeroed statx buffer, a descriptor, a NUL-terminated name.
+    // By its system call: musl before 1.2.5 (Debian 12's) has no wrapper.
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::statx(dir.as_raw_fd(), name.as_ptr(), flags, libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME | libc::STATX_NLINK, &mut st) };
+    let mask = libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME | libc::STATX_NLINK;
+    let r = unsafe { libc::syscall(libc::SYS_statx, dir.as_raw_fd(), name.as_ptr(), flags, mask, &mut st as *mut libc::statx) };
     if r != 0 {
         return None;
     }

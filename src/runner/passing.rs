@@ -24,11 +24,11 @@ pub fn send(chan: RawFd, bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
         msg.msg_iovlen = 1;
         if !fds.is_empty() {
             msg.msg_control = control.as_mut_ptr().cast();
-            msg.msg_controllen = space;
+            msg.msg_controllen = space as _;
             let cmsg = libc::CMSG_FIRSTHDR(&msg);
             (*cmsg).cmsg_level = libc::SOL_SOCKET;
             (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as usize;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of_val(fds) as u32) as _;
             let data = libc::CMSG_DATA(cmsg) as *mut RawFd;
             for (i, fd) in fds.iter().enumerate() {
                 std::ptr::write_unaligned(data.add(i), *fd);
@@ -79,7 +79,7 @@ unsafe fn receive_at(chan: RawFd, at: *mut u8, len: usize, most: usize) -> Optio
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space;
+        msg.msg_controllen = space as _;
         let n = loop {
             let n = libc::recvmsg(chan, &mut msg, libc::MSG_CMSG_CLOEXEC);
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
@@ -90,7 +90,7 @@ unsafe fn receive_at(chan: RawFd, at: *mut u8, len: usize, most: usize) -> Optio
         let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
         while n > 0 && !cmsg.is_null() {
             if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+                let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
                 let data = libc::CMSG_DATA(cmsg) as *const RawFd;
                 for i in 0..count {
                     fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
