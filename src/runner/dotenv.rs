@@ -31,21 +31,21 @@ pub fn found(workspace: &str, listed: &mut Vec<crate::runner::linux::Listing>) -
         if seen > MOST_LISTED {
             break;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Some(entries) = crate::runner::listing::list(std::path::Path::new(&dir)) else { continue };
         let mut names = Vec::new();
-        for e in entries.flatten() {
-            names.push((e.file_name(), e.file_type().map(|t| t.is_symlink()).unwrap_or(true)));
-            let name = e.file_name();
-            let name = name.to_string_lossy();
+        for e in entries {
+            // Hashed as kept::entries lists (a kind not told is a link).
+            let unknown = e.kind == libc::DT_UNKNOWN;
+            names.push((e.name.clone(), e.is_link() || unknown));
+            let name = e.name.to_string_lossy();
             let path = format!("{}/{name}", dir.trim_end_matches('/'));
-            if paths::within(&path, &ws) {
+            if paths::within(&path, &ws) || unknown {
                 continue;
             }
             // Not followed: a link is judged where it leads, by its own path.
-            let Ok(kind) = e.file_type() else { continue };
-            if is_dotenv(&name) && !kind.is_dir() {
+            if is_dotenv(&name) && !e.is_dir() {
                 out.push(path);
-            } else if kind.is_dir() && depth < 2 && !name.starts_with('.') && !matches!(name.as_ref(), "node_modules" | "vendor" | "site-packages") {
+            } else if e.is_dir() && depth < 2 && !name.starts_with('.') && !matches!(name.as_ref(), "node_modules" | "vendor" | "site-packages") {
                 todo.push((path, depth + 1));
             }
         }

@@ -44,16 +44,14 @@ fn temps() -> Vec<String> {
 /// temp folder of the platform or in `$TMPDIR` (which the call inherits
 /// from the host). Each one, whoever's and however old.
 fn present(temps: &[String]) -> Vec<(String, u64)> {
-    use std::os::unix::fs::DirEntryExt;
     let mut out = Vec::new();
     for temp in temps {
-        let Ok(entries) = std::fs::read_dir(temp) else { continue };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
+        let Some(entries) = super::listing::list(Path::new(temp)) else { continue };
+        for e in entries {
+            let name = e.name.to_string_lossy();
             // The entry's type and inode come with the listing: no stat per entry.
-            if baseline::is_host_temp_name(&name) && e.file_type().is_ok_and(|t| t.is_dir()) {
-                out.push((Path::new(temp).join(name.as_ref()).to_string_lossy().into_owned(), e.ino()));
+            if baseline::is_host_temp_name(&name) && e.is_dir() {
+                out.push((Path::new(temp).join(name.as_ref()).to_string_lossy().into_owned(), e.ino));
             }
         }
     }
@@ -306,7 +304,7 @@ fn is_cover(path: &std::ffi::CStr) -> bool {
     if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 || unsafe { libc::statvfs(path.as_ptr(), &mut vfs) } != 0 {
         return false;
     }
-    fs.f_type == libc::TMPFS_MAGIC && vfs.f_flag & libc::ST_RDONLY != 0 && vfs.f_files == 1 && vfs.f_blocks == 1
+    fs.f_type as u64 == libc::TMPFS_MAGIC as u64 && vfs.f_flag & libc::ST_RDONLY != 0 && vfs.f_files == 1 && vfs.f_blocks == 1
 }
 
 #[cfg(test)]

@@ -302,10 +302,11 @@ fn rule_line(rest: &str) -> Option<(String, u64)> {
 /// name, and whether it is a link (passed over there), by name. `None` when
 /// the folder cannot be read.
 pub fn entries(dir: &str) -> Option<Vec<(OsString, bool)>> {
-    let mut out: Vec<(OsString, bool)> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| (e.file_name(), e.file_type().map(|t| t.is_symlink()).unwrap_or(true)))
+    // A kind that cannot be told (gone meanwhile) counts as a link.
+    let mut out: Vec<(OsString, bool)> = super::listing::list(std::path::Path::new(dir))?
+        .into_iter()
+        .map(|e| (e.is_link() || e.kind == libc::DT_UNKNOWN, e.name))
+        .map(|(link, name)| (name, link))
         .collect();
     out.sort();
     Some(out)

@@ -30,6 +30,10 @@ pub mod held;
 pub mod hosts;
 #[cfg(target_os = "linux")]
 pub mod keeper;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod libc_mem;
+#[cfg(target_os = "linux")]
+pub mod listing;
 #[cfg(target_os = "linux")]
 pub mod kept;
 #[cfg(target_os = "linux")]
