@@ -35,8 +35,12 @@ log "wasm32 toolchain path: $wasm_path"
 # (its own sshd on a loopback port; the package's service is not started).
 # sqlite3, zip and unzip: the everyday lines of the workflow suite and the
 # corpus (tests/everyday/) that remove and replace under the fence.
+# musl-tools and libunwind-19-dev, with Debian's Rust and its std source:
+# the runner is linked statically against musl on x86_64 (scripts/build.sh
+# says why), its std built from source like the wasm32 one.
 pkgs=(clang-19 lld-19 llvm-19 chromium chromium-driver python3-venv virtualenv openssh-server sqlite3 zip unzip)
 [ "$wasm_path" = debian ] && pkgs+=(rustc-web cargo-web rust-web-src)
+[ "$(uname -m)" = x86_64 ] && pkgs+=(musl-tools libunwind-19-dev rustc-web cargo-web rust-web-src)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
