@@ -83,6 +83,18 @@ fi
 # --no-fail-fast: one failing test binary must not hide the others.
 run cargo-test flock "$LOCK" cargo test --no-fail-fast
 
+# --- the kernel suites again, on the runner that ships ---------------------------
+# pkg/bin's runner is built otherwise than cargo test's (static, on musl:
+# scripts/build.sh), so every suite that runs the runner under the real
+# kernel runs once more on that very binary (DSH_ALLOW_TEST_RUNNER, read
+# when the suites are built).
+shipped="$ROOT/pkg/bin/linux-x64/dsh-allow"
+if [ "$(uname -sm)" = "Linux x86_64" ] && [ -x "$shipped" ]; then
+  shipped_suites=()
+  for t in tests/*.rs; do grep -q 'BIN' "$t" && shipped_suites+=(--test "$(basename "$t" .rs)"); done
+  run cargo-test-shipped-runner env DSH_ALLOW_TEST_RUNNER="$shipped" flock "$LOCK" cargo test --no-fail-fast "${shipped_suites[@]}"
+fi
+
 # --- the Seatbelt suite under each reading of rule order ------------------------
 # The model enforces the stricter of three readings by default (cargo-test
 # above); a profile whose meaning depends on the reading must fail here, so

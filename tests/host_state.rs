@@ -20,7 +20,8 @@ mod scratch;
 #[path = "support/users.rs"]
 mod users;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 
 /// A world for one test and one user: workspace, home (with a harness home
 /// and a thesis), and a copy of the runner that user may start. Outside the

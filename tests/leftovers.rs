@@ -24,7 +24,8 @@ mod users;
 use serde_json::json;
 use users::NOBODY;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 struct World {

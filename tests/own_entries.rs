@@ -23,7 +23,8 @@ mod users;
 use serde_json::{json, Value};
 use users::NOBODY;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// A workspace and a home outside the temp folders (which the baseline

@@ -27,7 +27,8 @@ use dsh_allow::api::{DecideRequest, Outcome as Verdict};
 use dsh_allow::fs_host::FsHost;
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 
 /// One step of a workflow: a shell command line, and what an honest effects
 /// table would ask for up front, once, before this step runs.

@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+pub const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 
 pub struct Tree {
     pub base: PathBuf,
