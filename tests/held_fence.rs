@@ -21,7 +21,8 @@ mod users;
 use serde_json::{json, Value};
 use users::NOBODY;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dsh-allow");
+// The runner under test: this build's, or the one DSH_ALLOW_TEST_RUNNER named at build time (scripts/test.sh: the shipped one).
+const BIN: &str = match option_env!("DSH_ALLOW_TEST_RUNNER") { Some(b) => b, None => env!("CARGO_BIN_EXE_dsh-allow") };
 /// A long-lived store's rules: the fences held in these tests are large ones.
 const MANY: usize = 600;
 
@@ -484,5 +485,38 @@ fn a_host_temp_folder_made_again_after_the_fence_was_held_is_covered_by_the_join
         let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
         assert!(!seen.contains("SECOND-SESSION") && !seen.lines().any(|l| l == "session-1"), "the folder made again was read: {seen}");
         assert!(!spill.0.join("planted").exists(), "a file was planted in the host's folder: {seen}");
+    });
+}
+
+#[test]
+fn npxs_cache_is_bound_read_only_once_in_a_joined_call_and_again_when_made_anew() {
+    each_user(|user| {
+        let Some(w) = World::new("code-cache", user) else { return };
+        // ~/.npm is the package manager's: the runner shuts `_npx` in it.
+        let npx = w.base.join("home/.npm/_npx");
+        fs::create_dir_all(&npx).unwrap();
+        users::own(&w.base.join("home/.npm"), user);
+        let profile = w.profile(json!([]));
+        w.until_joined(&profile);
+        let path = npx.display();
+        let script = format!("grep -c ' {path} ' /proc/self/mountinfo > seen.txt; echo x > {path}/planted 2>>seen.txt; true");
+        let (_, held, ok) = w.run(&profile, &script);
+        assert_eq!((held.as_str(), ok), ("joined", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert_eq!(seen.lines().next(), Some("1"), "one bind on the cache, the held one: {seen}");
+        assert!(!npx.join("planted").exists(), "code was planted in npx's cache: {seen}");
+        // Made again after the fence was held: the held bind went with the
+        // folder it sat on, and the joined call binds the new one itself.
+        fs::remove_dir_all(&npx).unwrap();
+        fs::create_dir(&npx).unwrap();
+        users::own(&npx, user);
+        let (_, held, ok) = w.run(&profile, &script);
+        assert_eq!((held.as_str(), ok), ("joined", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert_eq!(seen.lines().next(), Some("1"), "the new folder is bound once: {seen}");
+        assert!(!npx.join("planted").exists(), "code was planted in npx's cache made anew: {seen}");
+        // Control: the rest of ~/.npm stays open to the call.
+        let (_, _, ok) = w.run(&profile, &format!("echo x > {}/open.txt", w.p("home/.npm")));
+        assert!(ok, "~/.npm itself is open to a call");
     });
 }

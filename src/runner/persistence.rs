@@ -80,6 +80,9 @@ pub fn surfaces(req: &ProfileRequest, opened: &Opened, cwd: &str) -> Vec<String>
 /// Under git's own call, besides hooks and config: where git looks for
 /// its shared folder (a linked worktree's `commondir`) and an object store
 /// elsewhere. git writes neither in a line that hides nothing.
+/// `ST_RELATIME` (linux/statfs.h), which the libc crate leaves out on musl.
+const ST_RELATIME: libc::c_ulong = 0x1000;
+
 const GITS_OWN_SHUT: &[&str] = &[".git/commondir", ".git/objects/info/alternates"];
 
 /// The `.git` files of the submodules `.gitmodules` lists (`path = …`).
@@ -241,12 +244,22 @@ fn write_proc(file: &str, text: &str) -> Result<(), String> {
 /// Bind `path` onto itself, then remount that bind read-only, keeping the
 /// flags the mount already has (a user namespace may not drop nosuid,
 /// nodev or noexec from a mount it did not make).
+///
+/// Nothing is mounted where `path` is read-only already in this mount
+/// namespace: a call joining a held fence copies the namespace of the call
+/// that built it, with that call's binds (a code cache, a launch file), and
+/// a second bind on each would be made, copied and torn down for nothing.
+/// A folder made again since sits on no such bind, and is bound here.
 #[cfg(target_os = "linux")]
 pub(super) fn read_only_bind(path: &str) -> Result<(), String> {
     let c = std::ffi::CString::new(path).map_err(|_| format!("{path}: a path with a NUL byte"))?;
     let err = |what: &str| format!("cannot make {path} read-only: {what}: {}", std::io::Error::last_os_error());
     // SAFETY: a NUL-terminated path; the other arguments are null or flags.
     unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) == 0 && st.f_flag & libc::ST_RDONLY != 0 {
+            return Ok(());
+        }
         if libc::mount(c.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
             return Err(err("bind mount"));
         }
@@ -255,7 +268,7 @@ pub(super) fn read_only_bind(path: &str) -> Result<(), String> {
             return Err(err("statvfs"));
         }
         let keep = st.f_flag
-            & (libc::ST_NOSUID | libc::ST_NODEV | libc::ST_NOEXEC | libc::ST_NOATIME | libc::ST_NODIRATIME | libc::ST_RELATIME);
+            & (libc::ST_NOSUID | libc::ST_NODEV | libc::ST_NOEXEC | libc::ST_NOATIME | libc::ST_NODIRATIME | ST_RELATIME);
         let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep as libc::c_ulong;
         if libc::mount(std::ptr::null(), c.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
             return Err(err("read-only remount"));
