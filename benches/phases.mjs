@@ -42,7 +42,7 @@ fs.writeFileSync(profile, JSON.stringify({
   protectedFiles: [path.join(harness, 'dsh-allow.json'), cache, profile], enforce: 'full', persistence: 'shut',
 }))
 const argv = [runner, 'run', '--profile-file', profile, '--fence-cache', cache, '--', '/bin/bash', '-c', 'true']
-const MARKS = 'execve,clone,clone3,unshare,setns,mount,mount_setattr,open_tree,landlock_create_ruleset,landlock_restrict_self,seccomp,exit_group'
+const MARKS = 'execve,clone,clone3,fork,unshare,setns,mount,mount_setattr,open_tree,landlock_create_ruleset,landlock_restrict_self,seccomp,exit_group'
 
 const PHASES = ['before the fork', 'fork to namespace', 'mounts', 'init and /proc', 'Landlock', 'hand, seccomp', 'to the exec', 'the command', 'exit to the end', 'whole call']
 const rows = []
@@ -64,7 +64,7 @@ try {
     const last = (f) => [...ev].reverse().find(f)
     // The runner is the traced command: the first process seen.
     const runnerPid = ev[0]?.pid
-    const fork = first((e) => e.pid === runnerPid && e.call === 'clone')
+    const fork = first((e) => e.pid === runnerPid && (e.call === 'clone' || e.call === 'fork'))
     const ns = last((e) => e.call === 'setns' || (e.call === 'unshare' && !/536870912/.test(e.line)))
     const devpts = last((e) => e.call === 'mount' && /BIND/.test(e.line)) ?? last((e) => e.call === 'mount' && e.pid === ns?.pid)
     const restrict = first((e) => e.call === 'landlock_restrict_self')
