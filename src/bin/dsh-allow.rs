@@ -70,7 +70,9 @@ static ALLOCATOR: StartUp = StartUp;
 /// LLVM's libunwind as Debian ships it (`libunwind-19-dev`, the unwinder a
 /// static musl binary links) is built against glibc, whose fortified
 /// `fprintf` it calls to log when `LIBUNWIND_PRINT_*` is set. Those logs are
-/// dropped; nothing else of glibc's is referenced.
+/// dropped; nothing else of glibc's is referenced. (C declares it variadic;
+/// on x86_64 a callee that reads none of the variable arguments may be
+/// declared without them.)
 #[cfg(all(target_os = "linux", target_env = "musl"))]
 #[no_mangle]
 pub extern "C" fn __fprintf_chk(_stream: *mut std::ffi::c_void, _flag: std::ffi::c_int, _format: *const std::ffi::c_char) -> std::ffi::c_int {

@@ -49,7 +49,7 @@ pub fn prepare(req: &ProfileRequest, opened: &Opened) -> Vec<String> {
 pub fn shut(caches: &[String]) -> Result<(), String> {
     for c in caches {
         if std::fs::metadata(c).is_ok() {
-            super::persistence::read_only_bind(c)?;
+            super::persistence::make_read_only(c)?;
         }
     }
     Ok(())

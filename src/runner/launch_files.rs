@@ -44,7 +44,7 @@ pub fn shut(present: &[String]) -> Result<(), String> {
         if std::fs::metadata(p).is_err() {
             continue;
         }
-        super::persistence::read_only_bind(p)?;
+        super::persistence::make_read_only(p)?;
     }
     Ok(())
 }

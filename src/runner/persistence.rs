@@ -77,12 +77,12 @@ pub fn surfaces(req: &ProfileRequest, opened: &Opened, cwd: &str) -> Vec<String>
     out
 }
 
-/// Under git's own call, besides hooks and config: where git looks for
-/// its shared folder (a linked worktree's `commondir`) and an object store
-/// elsewhere. git writes neither in a line that hides nothing.
 /// `ST_RELATIME` (linux/statfs.h), which the libc crate leaves out on musl.
 const ST_RELATIME: libc::c_ulong = 0x1000;
 
+/// Under git's own call, besides hooks and config: where git looks for
+/// its shared folder (a linked worktree's `commondir`) and an object store
+/// elsewhere. git writes neither in a line that hides nothing.
 const GITS_OWN_SHUT: &[&str] = &[".git/commondir", ".git/objects/info/alternates"];
 
 /// The `.git` files of the submodules `.gitmodules` lists (`path = …`).
@@ -124,7 +124,7 @@ fn gits_own(req: &ProfileRequest, git: &str) -> bool {
 #[cfg(target_os = "linux")]
 pub fn shut(surfaces: &[String]) -> Result<(), String> {
     for s in surfaces {
-        read_only_bind(s)?;
+        make_read_only(s)?;
     }
     Ok(())
 }
@@ -241,28 +241,43 @@ fn write_proc(file: &str, text: &str) -> Result<(), String> {
     std::fs::write(file, text).map_err(|e| format!("{NAMESPACE_FAILURE}: writing {file}: {e}"))
 }
 
-/// Bind `path` onto itself, then remount that bind read-only, keeping the
-/// flags the mount already has (a user namespace may not drop nosuid,
-/// nodev or noexec from a mount it did not make).
-///
-/// Nothing is mounted where `path` is read-only already in this mount
-/// namespace: a call joining a held fence copies the namespace of the call
-/// that built it, with that call's binds (a code cache, a launch file), and
-/// a second bind on each would be made, copied and torn down for nothing.
-/// A folder made again since sits on no such bind, and is bound here.
+/// Make `path` read-only in this mount namespace. Where it is a mount's
+/// root already, that mount is remounted read-only in place: a call joining
+/// a held fence copies the namespace of the call that built it, with that
+/// call's binds (a code cache, a launch file), and a second bind on each
+/// would be made, copied and torn down for nothing. Elsewhere (a folder
+/// made again since sits on no bind) it is bound onto itself first. Never
+/// skipped because the path reads as read-only already: a file system the
+/// host made read-only may be made writable again during the call, and
+/// only a read-only mount of the call's own stays so.
 #[cfg(target_os = "linux")]
-pub(super) fn read_only_bind(path: &str) -> Result<(), String> {
+pub(super) fn make_read_only(path: &str) -> Result<(), String> {
     let c = std::ffi::CString::new(path).map_err(|_| format!("{path}: a path with a NUL byte"))?;
+    if is_mount_root(&c) {
+        return remount_read_only(path, &c);
+    }
+    read_only_bind(path)
+}
+
+/// Bind `path` onto itself, then remount that bind read-only.
+#[cfg(target_os = "linux")]
+fn read_only_bind(path: &str) -> Result<(), String> {
+    let c = std::ffi::CString::new(path).map_err(|_| format!("{path}: a path with a NUL byte"))?;
+    // SAFETY: a NUL-terminated path; the other arguments are null or flags.
+    if unsafe { libc::mount(c.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) } != 0 {
+        return Err(format!("cannot make {path} read-only: bind mount: {}", std::io::Error::last_os_error()));
+    }
+    remount_read_only(path, &c)
+}
+
+/// Remount the mount at `c` read-only, keeping the flags it already has (a
+/// user namespace may not drop nosuid, nodev or noexec from a mount it did
+/// not make).
+#[cfg(target_os = "linux")]
+fn remount_read_only(path: &str, c: &std::ffi::CStr) -> Result<(), String> {
     let err = |what: &str| format!("cannot make {path} read-only: {what}: {}", std::io::Error::last_os_error());
     // SAFETY: a NUL-terminated path; the other arguments are null or flags.
     unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut st) == 0 && st.f_flag & libc::ST_RDONLY != 0 {
-            return Ok(());
-        }
-        if libc::mount(c.as_ptr(), c.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
-            return Err(err("bind mount"));
-        }
         let mut st: libc::statvfs = std::mem::zeroed();
         if libc::statvfs(c.as_ptr(), &mut st) != 0 {
             return Err(err("statvfs"));
@@ -275,4 +290,17 @@ pub(super) fn read_only_bind(path: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `STATX_ATTR_MOUNT_ROOT` (linux/stat.h, Linux 5.8).
+const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
+
+/// Whether `c` (followed, as `mount` follows it) is the root of a mount.
+/// No when the kernel cannot say: the path is then bound, as always.
+#[cfg(target_os = "linux")]
+fn is_mount_root(c: &std::ffi::CStr) -> bool {
+    // SAFETY: a zeroed statx buffer, a NUL-terminated path.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::syscall(libc::SYS_statx, libc::AT_FDCWD, c.as_ptr(), 0, 0, &mut st as *mut libc::statx) };
+    r == 0 && st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0 && st.stx_attributes & STATX_ATTR_MOUNT_ROOT != 0
 }
