@@ -108,21 +108,21 @@ impl World {
     /// `sh -c script` under `profile` with kept (and held) fences; the
     /// runner's `fence` and `held` report lines, and whether it succeeded.
     fn run(&self, profile: &Value, script: &str) -> (String, String, bool) {
+        let out = self.call(profile, script).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = |p: &str| stderr.lines().find_map(|l| l.strip_prefix(p)).unwrap_or("(no report)").to_string();
+        (line("dsh-allow fence: "), line("dsh-allow held: "), out.status.success())
+    }
+
+    /// The runner's command for `sh -c script` under `profile`, reporting.
+    fn call(&self, profile: &Value, script: &str) -> Command {
         let runner = self.runner.to_string_lossy().into_owned();
         let mut argv = users::become_user(self.user);
         argv.extend([runner, "run".into(), "--profile-json".into(), profile.to_string(), "--fence-cache".into(), self.cache(), "--report-fence".into()]);
         argv.extend(["--".into(), "/bin/sh".into(), "-c".into(), script.into()]);
-        let out = Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(self.base.join("ws"))
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", self.base.join("home"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = |p: &str| stderr.lines().find_map(|l| l.strip_prefix(p)).unwrap_or("(no report)").to_string();
-        (line("dsh-allow fence: "), line("dsh-allow held: "), out.status.success())
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(self.base.join("ws")).env("PATH", "/usr/bin:/bin").env("HOME", self.base.join("home")).stdin(Stdio::null());
+        cmd
     }
 
     /// What the runner says of the kept entry's folders (`--report-fence`)
@@ -176,6 +176,39 @@ fn each_user(f: impl Fn(Option<u32>)) {
     for user in [None, Some(NOBODY)] {
         f(user);
     }
+}
+
+/// One ruleset the keeper builds serves 32 calls of a fence (each adds
+/// the rules on its own /proc and terminals), then a fresh one is built;
+/// a call still sees only its own processes and terminals while another
+/// runs.
+#[test]
+fn one_ruleset_serves_32_calls_of_a_held_fence_and_each_keeps_its_own_processes() {
+    each_user(|user| {
+        let Some(w) = World::new("shared", user) else { return };
+        let profile = w.profile(json!([]));
+        w.until_joined(&profile);
+        // A call left running, with a process and a terminal of its own.
+        let mut other = w.call(&profile, "exec python3 -c 'import os,pty,time; pty.openpty(); time.sleep(8)'").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let mut calls = Vec::new();
+        for _ in 0..40 {
+            let script = "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null; echo; done | grep -c 'sleep[(]8'; ls /dev/pts | grep -c '^[0-9]'";
+            let out = w.call(&profile, script).output().unwrap();
+            let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+            assert_eq!(stdout.split_whitespace().collect::<Vec<_>>(), ["0", "0"], "another call's process or terminal was seen: {stderr}");
+            let said = stderr.lines().find_map(|l| l.strip_prefix("dsh-allow ruleset: the keeper's, this fence's call ")).map(str::to_string);
+            calls.extend(said.and_then(|s| s.strip_suffix(" of 32")?.parse::<u32>().ok()));
+        }
+        let _ = other.kill();
+        let _ = other.wait();
+        assert!(calls.len() >= 30, "the keeper's ruleset was taken by only {} of 40 calls: {calls:?}", calls.len());
+        assert!(calls.iter().all(|&n| (1..=32).contains(&n)), "{calls:?}");
+        // Counting up, and from 1 again once 32 calls had it.
+        let fresh = calls.windows(2).filter(|p| p[1] < p[0]).count();
+        assert!(fresh >= 1, "no fresh ruleset was built in 40 calls: {calls:?}");
+        assert!(calls.windows(2).any(|p| p[1] == p[0] + 1), "no ruleset served two calls: {calls:?}");
+    });
 }
 
 #[test]

@@ -146,16 +146,16 @@ pub fn put_up(req: &ProfileRequest, rules: &Rules, abi: u32, mut plan: Plan, bet
     // The ruleset built for this call alone, with the rules on its own
     // mounts added; or all of them, opened now.
     let own = |p: &str| shut && keeper::on_own_mount(p);
-    let ruleset = match held.and_then(|h| h.ruleset) {
-        Some(r) => {
+    let (ruleset, whose) = match held.and_then(|h| h.ruleset) {
+        Some((r, call)) => {
             linux::add_rules(&r, rules, &own, None)?;
-            r
+            (r, format!("the keeper's, this fence's call {call} of {}", keeper::SHARED_CALLS))
         }
         None => {
             if said == "joined" {
                 said = "joined its namespaces (no ruleset was ready)";
             }
-            linux::build(rules, abi, &|_| true, None)?.ruleset
+            (linux::build(rules, abi, &|_| true, None)?.ruleset, "built by this call".to_string())
         }
     };
     linux::restrict(&ruleset)?;
@@ -164,6 +164,7 @@ pub fn put_up(req: &ProfileRequest, rules: &Rules, abi: u32, mut plan: Plan, bet
         format!("dsh-allow metadata: {metadata}"),
         format!("dsh-allow processes: {processes}"),
         format!("dsh-allow held: {said}"),
+        format!("dsh-allow ruleset: {whose}"),
     ])
 }
 
