@@ -178,6 +178,8 @@ fn each_user(f: impl Fn(Option<u32>)) {
     }
 }
 
+const SHARED: u32 = dsh_allow::runner::keeper::SHARED_CALLS;
+
 /// One ruleset the keeper builds serves 32 calls of a fence (each adds
 /// the rules on its own /proc and terminals), then a fresh one is built;
 /// a call still sees only its own processes and terminals while another
@@ -186,27 +188,29 @@ fn each_user(f: impl Fn(Option<u32>)) {
 fn one_ruleset_serves_32_calls_of_a_held_fence_and_each_keeps_its_own_processes() {
     each_user(|user| {
         let Some(w) = World::new("shared", user) else { return };
+        assert!(Command::new("python3").arg("-c").arg("import pty").status().is_ok_and(|s| s.success()), "python3 with pty is needed here");
         let profile = w.profile(json!([]));
         w.until_joined(&profile);
         // A call left running, with a process and a terminal of its own.
-        let mut other = w.call(&profile, "exec python3 -c 'import os,pty,time; pty.openpty(); time.sleep(8)'").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut other = w.call(&profile, "exec python3 -c 'import os,pty,time\npty.openpty()\nwhile not os.path.exists(\"stop\"): time.sleep(0.05)'").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(500));
         let mut calls = Vec::new();
-        for _ in 0..40 {
-            let script = "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null; echo; done | grep -c 'sleep[(]8'; ls /dev/pts | grep -c '^[0-9]'";
+        for _ in 0..SHARED + 8 {
+            let script = "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null; echo; done | grep -c 'pty[.]openpty'; ls /dev/pts | grep -c '^[0-9]'";
             let out = w.call(&profile, script).output().unwrap();
             let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
             assert_eq!(stdout.split_whitespace().collect::<Vec<_>>(), ["0", "0"], "another call's process or terminal was seen: {stderr}");
             let said = stderr.lines().find_map(|l| l.strip_prefix("dsh-allow ruleset: the keeper's, this fence's call ")).map(str::to_string);
-            calls.extend(said.and_then(|s| s.strip_suffix(" of 32")?.parse::<u32>().ok()));
+            calls.extend(said.and_then(|s| s.strip_suffix(&format!(" of {SHARED}"))?.parse::<u32>().ok()));
         }
-        let _ = other.kill();
-        let _ = other.wait();
-        assert!(calls.len() >= 30, "the keeper's ruleset was taken by only {} of 40 calls: {calls:?}", calls.len());
-        assert!(calls.iter().all(|&n| (1..=32).contains(&n)), "{calls:?}");
-        // Counting up, and from 1 again once 32 calls had it.
+        assert!(other.try_wait().unwrap().is_none(), "the other call ended before the last look");
+        fs::write(w.base.join("ws/stop"), "").unwrap();
+        assert!(other.wait().unwrap().success(), "the other call failed");
+        assert!(calls.len() as u32 >= SHARED, "the keeper's ruleset was taken by only {} of {} calls: {calls:?}", calls.len(), SHARED + 8);
+        assert!(calls.iter().all(|&n| (1..=SHARED).contains(&n)), "{calls:?}");
+        // Counting up, and from 1 again once SHARED calls had it.
         let fresh = calls.windows(2).filter(|p| p[1] < p[0]).count();
-        assert!(fresh >= 1, "no fresh ruleset was built in 40 calls: {calls:?}");
+        assert!(fresh >= 1, "no fresh ruleset was built in {} calls: {calls:?}", SHARED + 8);
         assert!(calls.windows(2).any(|p| p[1] == p[0] + 1), "no ruleset served two calls: {calls:?}");
     });
 }

@@ -19,12 +19,17 @@
 //! One ruleset serves [`SHARED_CALLS`] calls of a fence, then a fresh one
 //! is built (building costs ~1 µs a rule; 0.5 ms a call for the default
 //! profile when each call had its own). What the calls add to it are the
-//! same rules on each call's own mounts: another call's /proc and
-//! terminals, which lie in that call's mount namespace, out of every
-//! other call's reach by path (a call sees neither the other's mounts nor
-//! its processes), and whose access is the same fence's. A ruleset is
-//! copied into the process's domain when it restricts itself, so what a
-//! later call adds never reaches one already running.
+//! same rules, with the same fence's access, on each call's own mounts:
+//! its /proc and terminals, in its own copy of the held namespace, which
+//! no other call reaches by path. Nor through a process: `/proc/PID/root`
+//! and `/fd`, `pidfd_getfd` and `setns` need ptrace access, which Landlock
+//! scopes to a process's own domain, and each call restricts itself into
+//! a domain of its own. (A call whose process namespace or terminals could
+//! not be made adds the rules on the instance it sees, which it could
+//! reach anyway.) Only a call that hands another a descriptor of its own
+//! lends it what it may reach itself. A ruleset is copied into the
+//! process's domain when it restricts itself, so what a later call adds
+//! never reaches one already running.
 //!
 //! What is held may only stand for the fence it was built from, so:
 //! - it is found by the kept entry's name ([`super::kept`]), which changes
@@ -308,10 +313,24 @@ pub fn start(dir: &str, exe: &Path) -> Option<i32> {
 }
 
 /// A fenced process runs with `no_new_privs` (the runner sets it before
-/// Landlock); the keeper answers none.
-fn unfenced(pid: i32) -> bool {
-    let Some(status) = super::procs::read_small(&format!("/proc/{pid}/status")) else { return false };
-    status.lines().any(|l| l.strip_prefix("NoNewPrivs:").is_some_and(|v| v.trim() == "0"))
+/// Landlock); the keeper answers none. `proc` is the asker's /proc folder.
+fn unfenced(proc: &OwnedFd) -> bool {
+    // SAFETY: a NUL-terminated name below a folder we hold.
+    let fd = unsafe { libc::openat(proc.as_raw_fd(), c"status".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut status = String::with_capacity(4096);
+    // SAFETY: a new descriptor, owned here.
+    let read = std::io::Read::read_to_string(&mut std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }), &mut status);
+    read.is_ok() && status.lines().any(|l| l.strip_prefix("NoNewPrivs:").is_some_and(|v| v.trim() == "0"))
+}
+
+/// The device and inode `name` below the folder `dir` leads to.
+fn id_at(dir: RawFd, name: &std::ffi::CStr) -> Option<(u64, u64)> {
+    // SAFETY: a zeroed stat for the kernel to fill, a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, 0) } == 0).then_some((st.st_dev, st.st_ino))
 }
 
 /// One fence the keeper holds.
@@ -425,8 +444,12 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
+    // The asker's /proc folder, opened once for all that is read there.
     let asker = match peer(c.as_raw_fd()) {
-        Some((pid, uid)) if uid == me && unfenced(pid) => pid,
+        Some((pid, uid)) if uid == me => match open_dir(&format!("/proc/{pid}")) {
+            Ok(proc) if unfenced(&proc) => proc,
+            _ => return true,
+        },
         _ => return true,
     };
     let Some((text, fds)) = receive(c.as_raw_fd()) else { return true };
@@ -462,7 +485,7 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
             let mut text = if k.next.is_some() { format!("held ruleset {}", k.given + 1) } else { "held".to_string() };
             // With no view of the mount table, nothing is vouched for.
             if let (Some(v), Some(_)) = (version, mounts) {
-                text.push_str(&vouch(k, v, asker));
+                text.push_str(&vouch(k, v, &asker));
             }
             let _ = send(c.as_raw_fd(), text.as_bytes(), &out);
             if k.next.is_some() {
@@ -520,7 +543,7 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
 /// What the keeper vouches for, as the answer's lines after the first:
 /// `vouched` and each folder it does not vouch for, when its watch is of
 /// `version` and the asker sees the mounts the keeper sees; else nothing.
-fn vouch(k: &mut Kept, version: &str, asker: i32) -> String {
+fn vouch(k: &mut Kept, version: &str, asker: &OwnedFd) -> String {
     let Some(w) = k.watch.as_mut().filter(|w| w.version() == version) else { return String::new() };
     if !same_mounts(asker) {
         return String::new();
@@ -538,16 +561,16 @@ fn vouch(k: &mut Kept, version: &str, asker: i32) -> String {
     out
 }
 
-/// Whether the process `pid` is in this process's mount namespace, with the
-/// same root (the folders it looks up are the ones watched here).
-fn same_mounts(pid: i32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let same = |what: &str| {
-        let mine = id(&format!("/proc/self/{what}"));
-        mine.is_some() && mine == id(&format!("/proc/{pid}/{what}"))
-    };
-    same("ns/mnt") && same("root")
+/// Whether the process whose /proc folder is `proc` is in this process's
+/// mount namespace, with the same root (the folders it looks up are the
+/// ones watched here). The keeper's own are looked up once: it never
+/// changes either.
+fn same_mounts(proc: &OwnedFd) -> bool {
+    static MINE: std::sync::OnceLock<Option<[(u64, u64); 2]>> = std::sync::OnceLock::new();
+    let of = |dir: RawFd| Some([id_at(dir, c"ns/mnt")?, id_at(dir, c"root")?]);
+    // `/proc/self` is a link, which open_dir does not follow.
+    let mine = MINE.get_or_init(|| open_dir(&format!("/proc/{}", std::process::id())).ok().and_then(|d| of(d.as_raw_fd())));
+    mine.is_some() && *mine == of(proc.as_raw_fd())
 }
 
 /// Whether the mount table behind `mounts` (`/proc/self/mountinfo`)

@@ -745,20 +745,28 @@ fn listing_holds(folder: &str, hash: u64) -> Option<()> {
 /// same kind; `None` at the first that finds something else.
 fn prove_text(body: &str, doubted: &std::collections::BTreeSet<&str>) -> Option<(usize, bool)> {
     let (mut made, mut moved) = (0, false);
+    // Most lines lie in folders not doubted: a line's path is found first
+    // (after its fixed fields, a byte scan) and the line parsed only when
+    // its folder is doubted.
+    let doubted_parent = |path: &str| path != "/" && doubted.contains(paths::parent(path));
     for line in body.split('\n') {
         let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
         match kind {
             "found" | "link" => {
+                if kind == "found" && !doubted_parent(after_fields(rest, 2)?) {
+                    continue;
+                }
                 let (path, looked) = found_line(kind, rest)?;
-                if path == "/" || !doubted.contains(paths::parent(path)) {
+                if !doubted_parent(path) {
                     continue;
                 }
                 made += 1;
                 moved |= looked_again(path, &looked)? != looked;
             }
             "list" => {
-                let (hash, path) = rest.split_once(' ')?;
+                let path = after_fields(rest, 1)?;
                 if doubted.contains(path) {
+                    let (hash, _) = rest.split_once(' ')?;
                     made += LISTING_WEIGHT;
                     listing_holds(path, hash.parse().ok()?)?;
                 }
@@ -769,6 +777,17 @@ fn prove_text(body: &str, doubted: &std::collections::BTreeSet<&str>) -> Option<
         }
     }
     None
+}
+
+/// What follows the first `n` space-ended fields of `line`.
+fn after_fields(line: &str, n: usize) -> Option<&str> {
+    let b = line.as_bytes();
+    let mut at = 0;
+    for _ in 0..n {
+        at += b[at..].iter().position(|&c| c == b' ')? + 1;
+    }
+    // A space is one byte: `at` is a character boundary.
+    Some(&line[at..])
 }
 
 /// The text of a kept entry, if it is ours and whole, and the version of
@@ -892,6 +911,34 @@ mod tests {
         assert_eq!(r.id, "abc");
         assert_eq!(r.rules(), Some(e.rules.clone()));
         assert_eq!(r.ids().get("/etc/hosts"), Some(&(1, 9)));
+    }
+
+    #[test]
+    fn only_the_lookups_in_a_doubted_folder_are_proven_again() {
+        let dir = std::env::temp_dir().join(format!("dsh-allow-prove-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a"), "").unwrap();
+        let d = dir.to_string_lossy().into_owned();
+        let mut e = entry();
+        e.found.insert(format!("{d}/a"), Looked::at(&format!("{d}/a")).unwrap());
+        e.found.insert(format!("{d}/gone"), Looked { found: Found::Missing, id: None });
+        let text = render(&e).unwrap();
+        let body = &text[text.find("\nfound ").unwrap() + 1..];
+        // The entry's /etc and /tmp lookups name files this machine lacks:
+        // proving them would fail.
+        assert_eq!(prove_text(body, &[d.as_str()].into()), Some((2, false)));
+        assert_eq!(prove_text(body, &["/nowhere"].into()), Some((0, false)));
+        assert_eq!(prove_text(body, &["/etc"].into()), None);
+        std::fs::write(dir.join("b"), "").unwrap();
+        e.found.insert(format!("{d}/b"), Looked { found: Found::File, id: Some((1, 9)) });
+        let text = render(&e).unwrap();
+        let body = &text[text.find("\nfound ").unwrap() + 1..];
+        assert_eq!(prove_text(body, &[d.as_str()].into()), Some((3, true)), "another file at a name");
+        std::fs::write(dir.join("gone"), "").unwrap();
+        assert_eq!(prove_text(body, &[d.as_str()].into()), None, "a name made since was not seen");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(after_fields("d 1:2 /a b", 2), Some("/a b"));
+        assert_eq!(after_fields("d", 1), None);
     }
 
     #[test]
