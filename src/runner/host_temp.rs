@@ -298,13 +298,28 @@ const COVER_OPTIONS: &std::ffi::CStr = c"size=4k,nr_inodes=1,mode=0555";
 /// inode, its root (the only inode it can hold), which nothing in it can
 /// change. Only a mount can put one there; the call's command has not run.
 fn is_cover(path: &std::ffi::CStr) -> bool {
-    // SAFETY: zeroed structs are valid out-parameters; a NUL-terminated path.
-    let (mut fs, mut vfs): (libc::statfs, libc::statvfs) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: a zeroed struct is a valid out-parameter; a NUL-terminated path.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
-    if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 || unsafe { libc::statvfs(path.as_ptr(), &mut vfs) } != 0 {
+    if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 {
         return false;
     }
-    fs.f_type as u64 == libc::TMPFS_MAGIC as u64 && vfs.f_flag & libc::ST_RDONLY != 0 && vfs.f_files == 1 && vfs.f_blocks == 1
+    fs.f_type as u64 == libc::TMPFS_MAGIC as u64 && read_only(path, &fs) && fs.f_files == 1 && fs.f_blocks == 1
+}
+
+/// Whether the mount `fs` was read from is read-only. musl's `statfs`
+/// shows the mount's flags (`f_flags`, Linux 2.6.36); the libc crate hides
+/// them for glibc, where `statvfs` reads them with a second `statfs`.
+#[cfg(target_env = "musl")]
+fn read_only(_path: &std::ffi::CStr, fs: &libc::statfs) -> bool {
+    fs.f_flags as u64 & libc::ST_RDONLY as u64 != 0
+}
+
+#[cfg(not(target_env = "musl"))]
+fn read_only(path: &std::ffi::CStr, _fs: &libc::statfs) -> bool {
+    // SAFETY: a zeroed struct is a valid out-parameter; a NUL-terminated path.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(path.as_ptr(), &mut vfs) }) == 0 && vfs.f_flag & libc::ST_RDONLY != 0
 }
 
 #[cfg(test)]

@@ -173,6 +173,13 @@ pub struct Child<'a> {
     pub settle: Box<dyn FnOnce() + 'a>,
 }
 
+/// In the parent after the fork: the fence is the child's to put up, so
+/// what it holds (the keeper's ruleset, which other calls of the fence take
+/// too, and the held namespaces) is let go of, not kept for the whole call.
+fn let_go_of_fence(child: &mut Child) {
+    drop(std::mem::replace(&mut child.fence, Box::new(|_: &mut Between| Ok(Vec::new()))));
+}
+
 /// Run `child` under supervision; returns the exit code to leave with
 /// (when the child died of a signal this process dies of it too).
 pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
@@ -257,10 +264,7 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         // SAFETY: leave without running anything of the parent's.
         unsafe { libc::_exit(code as i32) }
     }
-    // The fence is the child's to put up: what it holds (the keeper's
-    // ruleset, which other calls of the fence take too, and the held
-    // namespaces) is let go of here, not kept for the whole call.
-    drop(std::mem::replace(&mut child.fence, Box::new(|_: &mut Between| Ok(Vec::new()))));
+    let_go_of_fence(&mut child);
     // SAFETY: our copy of the write end; the read end, owned here.
     unsafe { libc::close(status_pipe[1]) };
     let ending = Ending::new(pid, unsafe { OwnedFd::from_raw_fd(status_pipe[0]) });
