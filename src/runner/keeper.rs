@@ -381,6 +381,10 @@ pub fn serve(dir: &str) -> u8 {
     // The host's mount table: any change there ends every held namespace.
     let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
     let mut held: Vec<Kept> = Vec::new();
+    // Each request is read into the same room: a fresh 64 KiB a request
+    // was mapped and unmapped by malloc, and each unmap flushed the other
+    // CPU's TLB.
+    let mut inbox: Vec<u8> = Vec::with_capacity(MAX_MESSAGE);
     let mut last = Instant::now();
     loop {
         let mut fds = [libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }, libc::pollfd {
@@ -401,7 +405,7 @@ pub fn serve(dir: &str) -> u8 {
             let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
             if c >= 0 {
                 let c = unsafe { OwnedFd::from_raw_fd(c) };
-                if !answer(&c, &mut held, abi, mounts.as_ref()) {
+                if !answer(&c, &mut held, abi, mounts.as_ref(), &mut inbox) {
                     return 0;
                 }
                 last = Instant::now();
@@ -438,7 +442,7 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
 /// NAME` with the namespaces (answered `kept`). A request from another
 /// binary (the runner was updated) is answered `leaving`, and the keeper
 /// leaves (returns false) for one of that binary to take its place.
-fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::File>) -> bool {
+fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::File>, inbox: &mut Vec<u8>) -> bool {
     let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as _ };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
@@ -452,8 +456,9 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
         },
         _ => return true,
     };
-    let Some((text, fds)) = receive(c.as_raw_fd()) else { return true };
-    let Ok(text) = std::str::from_utf8(&text) else { return true };
+    inbox.clear();
+    let Some(fds) = super::passing::receive_into(c.as_raw_fd(), inbox, MAX_MESSAGE, MAX_FDS) else { return true };
+    let Ok(text) = std::str::from_utf8(inbox) else { return true };
     let Some((verb, rest)) = text.split_once('\n') else { return true };
     let Some((binary, rest)) = rest.split_once('\n') else { return true };
     if Some(binary) != super::kept::this_binary().as_deref() {
