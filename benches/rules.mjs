@@ -24,6 +24,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { keeperCpu } from './keeper-cpu.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const REPO = path.join(here, '..')
@@ -158,15 +159,19 @@ function runnerBench(file, rounds) {
   const bare = []
   const keptT = []
   const oldT = []
+  const keeperAt = [keeperCpu(runner, fenceCache), old && keeperCpu(against, againstCache)]
   for (let i = 0; i < rounds; i += 1) {
     bare.push(run(['/bin/true']))
     keptT.push(run(kept))
     if (old) oldT.push(run(old))
   }
+  // The keeper's CPU a call (the ruleset it builds for the calls, its answers).
+  const keeperOf = (r, c, at) => (at === undefined ? undefined : (keeperCpu(r, c) - at) / rounds)
+  const keeper = [keeperOf(runner, fenceCache, keeperAt[0]), old ? keeperOf(against, againstCache, keeperAt[1]) : undefined]
   const compiledT = []
   for (let i = 0; i < Math.max(5, rounds / 10); i += 1) compiledT.push(run(compiled))
   const b = median(bare)
-  return { bare: b, kept: median(keptT) - b, old: old ? median(oldT) - b : undefined, compiled: median(compiledT) - b, held }
+  return { bare: b, kept: median(keptT) - b, old: old ? median(oldT) - b : undefined, compiled: median(compiledT) - b, held, keeper }
 }
 
 async function hostBench(n) {
@@ -196,6 +201,8 @@ for (const n of COUNTS) {
   console.log(`  decide: first after a change ${ms(d.first)}; repeated median ${us(median(d.repeated))} p99 ${us(p99(d.repeated))}; as in a session median ${us(median(d.session))} p99 ${us(p99(d.session))}`)
   console.log(`  plugin: request key ${ms(median(d.key))}; profile by file ${ms(median(p.times))} (first, written: ${ms(p.first)})`)
   console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)} (${r.held})${r.old === undefined ? '' : `, the other runner's kept fence +${ms(r.old)}`}, compiled +${ms(r.compiled)}`)
+  const cpu = (k) => (k === undefined ? 'no keeper' : ms(k))
+  console.log(`  the keeper's CPU a call: ${cpu(r.keeper[0])}${against ? `; the other runner's keeper ${cpu(r.keeper[1])}` : ''} (to the clock's 10 ms tick over the rounds)`)
   if (withHost) {
     const h = await hostBench(n)
     console.log(`  host: per bash call median ${ms(median(h.per))}, p90 ${ms([...h.per].sort((a, b) => a - b)[Math.floor(h.per.length * 0.9)])} (${h.calls} calls, ${h.failed} asked or failed)`)

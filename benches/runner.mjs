@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keeperCpu as keeperCpuOf } from './keeper-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -97,7 +98,6 @@ const variants = {
 };
 const cwdOf = (k) => (k.includes('a file just made') ? edited : k.includes('repository') || k.startsWith('bash') ? repo : ws);
 const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-const TICK_MS = 1000 / 100; // USER_HZ, for the keeper's /proc stat
 function once(k, argv, cwd) {
   if (cwd === edited) edit();
   const t0 = process.hrtime.bigint();
@@ -114,19 +114,8 @@ function cpuOf(argv, cwd) {
   const line = r.stderr.split('\n').find((l) => l.includes('task-clock'));
   return line === undefined ? undefined : Number(line.split(',')[0]);
 }
-/** The keeper serving a fence cache (by its command line), and its CPU time in ms. */
-function keeperCpu(r) {
-  const want = `${r}\0keep\0${cacheOf(r)}\0`;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== want) continue;
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(f[11]) + Number(f[12])) * TICK_MS;
-    } catch {}
-  }
-  return undefined;
-}
+/** The keeper serving runner `r`'s fence cache: its CPU time in ms. */
+const keeperCpu = (r) => keeperCpuOf(r, cacheOf(r));
 const keeperBefore = {};
 try {
   // The kept fence is used once every folder it depends on has been still
