@@ -51,13 +51,25 @@ fn present(temps: &[String]) -> Vec<(String, u64)> {
             let name = e.name.to_string_lossy();
             // The entry's type and inode come with the listing: no stat per entry.
             if baseline::is_host_temp_name(&name) && e.is_dir() {
-                out.push((Path::new(temp).join(name.as_ref()).to_string_lossy().into_owned(), e.ino));
+                out.push((joined(temp, &name), e.ino));
             }
         }
     }
-    out.sort();
+    out.sort_unstable();
     out.dedup();
     out
+}
+
+/// `dir/name` in one allocation (a machine lists its host folders by the
+/// thousand).
+fn joined(dir: &str, name: &str) -> String {
+    let mut p = String::with_capacity(dir.len() + 1 + name.len());
+    p.push_str(dir);
+    if !dir.ends_with('/') {
+        p.push('/');
+    }
+    p.push_str(name);
+    p
 }
 
 /// The host temp folders a call must not reach. Without a fence cache,
@@ -81,22 +93,31 @@ pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
             return covered;
         }
     }
+    // Both sorted: each listed folder is looked up in the harmless list
+    // read in place, with no set built.
     let all = present(&temps);
-    let (mut judged, mut harmless) = read_harmless(&harmless_file);
-    let mut left: Vec<(String, u64)> = all.iter().filter(|f| !harmless.contains(*f)).cloned().collect();
+    let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
+    let (mut judged, harmless) = read_harmless(&text);
+    let listed_harmless = |(p, ino): &(String, u64)| harmless.binary_search(&(p.as_str(), *ino)).is_ok();
+    let mut left: Vec<(String, u64)> = all.iter().filter(|f| !listed_harmless(f)).cloned().collect();
     if !left.is_empty() && now - judged >= JUDGE_EVERY_SECS {
         let before = earliest_host_start(hosts) - START_SLACK_SECS;
+        let mut dead = Vec::new();
         left.retain(|(p, ino)| {
-            let dead = is_harmless(p, *ino, before);
-            if dead {
-                harmless.insert((p.clone(), *ino));
+            let harmless_now = is_harmless(p, *ino, before);
+            if harmless_now {
+                dead.push((p.clone(), *ino));
             }
-            !dead
+            !harmless_now
         });
         // Only what is still there is remembered.
-        harmless.retain(|f| all.contains(f));
+        let still = |h: &(&str, u64)| all.binary_search_by(|(q, i)| (q.as_str(), *i).cmp(h)).is_ok();
+        let mut kept: Vec<(&str, u64)> = harmless.iter().copied().filter(|h| still(h)).collect();
+        kept.extend(dead.iter().map(|(p, ino)| (p.as_str(), *ino)));
+        kept.sort_unstable();
+        kept.dedup();
         judged = now;
-        write_list(&harmless_file, &format!("judged {judged}\n"), harmless.iter().map(|(p, ino)| format!("{ino} {p}")));
+        write_list(&harmless_file, &format!("judged {judged}\n"), kept.iter().map(|(p, ino)| format!("{ino} {p}")));
     }
     let left: Vec<String> = left.into_iter().map(|(p, _)| p).collect();
     let mut text = format!("judged {judged}\n{stamps}");
@@ -218,16 +239,19 @@ fn boot_time() -> Option<f64> {
 }
 
 /// The harmless folders the cache lists (inode and path per line, after a
-/// first line with when they were last judged); none when unreadable.
-fn read_harmless(file: &Path) -> (f64, std::collections::BTreeSet<(String, u64)>) {
-    let mut out = std::collections::BTreeSet::new();
-    let Ok(text) = std::fs::read_to_string(file) else { return (0.0, out) };
+/// first line with when they were last judged), read in place and sorted
+/// by path and inode (as they are written); none when malformed.
+fn read_harmless(text: &str) -> (f64, Vec<(&str, u64)>) {
     let mut lines = text.lines();
-    let Some(judged) = lines.next().and_then(|l| l.strip_prefix("judged ")).and_then(|t| t.parse().ok()) else { return (0.0, out) };
+    let Some(judged) = lines.next().and_then(|l| l.strip_prefix("judged ")).and_then(|t| t.parse().ok()) else { return (0.0, Vec::new()) };
+    let mut out = Vec::new();
     for line in lines {
-        let Some((ino, path)) = line.split_once(' ') else { return (0.0, Default::default()) };
-        let Ok(ino) = ino.parse() else { return (0.0, Default::default()) };
-        out.insert((path.to_string(), ino));
+        let Some((ino, path)) = line.split_once(' ') else { return (0.0, Vec::new()) };
+        let Ok(ino) = ino.parse() else { return (0.0, Vec::new()) };
+        out.push((path, ino));
+    }
+    if !out.is_sorted() {
+        out.sort_unstable();
     }
     (judged, out)
 }
@@ -355,5 +379,21 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         assert_eq!(read_now(&file, stamps), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_harmless_list_reads_sorted_in_place_and_a_damaged_one_lists_nothing() {
+        let text = "judged 100.5\n7 /tmp/dsh-spill-b\n9 /tmp/dsh-spill a\n3 /tmp/dsh-spill-b\n";
+        let (judged, listed) = read_harmless(text);
+        assert_eq!(judged, 100.5);
+        assert_eq!(listed, vec![("/tmp/dsh-spill a", 9), ("/tmp/dsh-spill-b", 3), ("/tmp/dsh-spill-b", 7)]);
+        // The same folder under another inode is another folder.
+        assert!(listed.binary_search(&("/tmp/dsh-spill-b", 7)).is_ok());
+        assert!(listed.binary_search(&("/tmp/dsh-spill-b", 8)).is_err());
+        for damaged in ["", "judged x\n1 /tmp/a\n", "judged 1\n1/tmp/a\n", "judged 1\nx /tmp/a\n"] {
+            assert_eq!(read_harmless(damaged), (0.0, Vec::new()), "{damaged:?}");
+        }
+        assert_eq!(joined("/", "dsh-spill-a"), "/dsh-spill-a");
+        assert_eq!(joined("/tmp", "dsh-spill-a"), "/tmp/dsh-spill-a");
     }
 }
