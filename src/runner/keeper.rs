@@ -17,8 +17,8 @@
 //! restricts itself: no path walked for a rule, no writable root copied.
 //!
 //! One ruleset serves [`SHARED_CALLS`] calls of a fence, then a fresh one
-//! is built (building costs ~1 µs a rule; 0.5 ms a call for the default
-//! profile when each call had its own). What the calls add to it are the
+//! is built (building costs ~1 µs a rule, 0.5 ms for the default
+//! profile). What the calls add to it are the
 //! same rules, with the same fence's access, on each call's own mounts:
 //! its /proc and terminals, in its own copy of the held namespace, which
 //! no other call reaches by path. Nor through a process: `/proc/PID/root`
