@@ -305,7 +305,7 @@ async function traceSessions(commands) {
   console.log('where spawn-to-exit goes (`perf record -k mono` on fork/exec/exit; medians, ms):')
   console.log(`| variant | calls | ${SEGMENTS.join(' | ')} | execs per call | host RSS, page tables |`)
   console.log(`|${'---|'.repeat(SEGMENTS.length + 4)}`)
-  for (const v of ['a', 'b', 'c']) {
+  for (const v of Object.keys(VARIANTS)) {
     const w = worlds[v]
     const data = join(w.root, 'perf.data')
     const perf = spawn('perf', ['record', '-q', '-a', '-k', 'mono', '-e', 'sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit', '-o', data], { stdio: 'ignore' })
@@ -396,14 +396,15 @@ try {
   console.log(`host bench: DSH 0.1.0-rc.8 headless, Node ${process.version}, dsh-allow from ${PKG}`)
   console.log(`${sequence.length} bash calls per session (${distinct} distinct commands of the corpus's ${corpus.length}; ${candidates.length} after leaving out network, background and missing tools, ${allowed.length} of ${calibration.calls.length} allowed in calibration), ${rounds} rounds, load before: ${load()}`)
 
-  const records = { a: [], b: [], c: [] }
-  const walls = { a: [], b: [], c: [] }
-  const firstCall = { a: [], b: [], c: [] }
-  const sandboxes = { a: new Set(), b: new Set(), c: new Set() }
+  const each = (f) => Object.fromEntries(Object.keys(VARIANTS).map((v) => [v, f()]))
+  const records = each(() => [])
+  const walls = each(() => [])
+  const firstCall = each(() => [])
+  const sandboxes = each(() => new Set())
   const colds = []
   const coldScript = ['cat README.md', 'git status', 'ls -la']
   for (let r = 0; r < rounds; r++) {
-    for (const v of shuffled(['a', 'b', 'c', 'cold'])) {
+    for (const v of shuffled([...Object.keys(VARIANTS), 'cold'])) {
       if (v === 'cold') {
         const s = await session(worlds.cold, coldScript)
         colds.push({ ...s.cold, firstGateMs: s.calls[0].preMs, firstCallMs: s.calls[0].totalMs, importMs: importAlone(worlds.cold) })
@@ -427,12 +428,13 @@ try {
     p90: quantile(records[v].map((c) => c.totalMs), 0.9),
     p99: quantile(records[v].map((c) => c.totalMs), 0.99),
     wall: quantile(walls[v], 0.5),
+    rss: median(v, 'rssMb'),
   }))
   console.log('')
-  console.log('| variant | calls | per call median | p90 | p99 | session (median) |')
-  console.log('|---|---|---|---|---|---|')
+  console.log('| variant | calls | per call median | p90 | p99 | session (median) | host RSS (median) |')
+  console.log('|---|---|---|---|---|---|---|')
   for (const row of rows) {
-    console.log(`| (${row.v}) ${VARIANTS[row.v]} | ${records[row.v].length} | ${ms(row.median)} ms | ${ms(row.p90)} ms | ${ms(row.p99)} ms | ${ms(row.wall / 1000)} s |`)
+    console.log(`| (${row.v}) ${VARIANTS[row.v]} | ${records[row.v].length} | ${ms(row.median)} ms | ${ms(row.p90)} ms | ${ms(row.p99)} ms | ${ms(row.wall / 1000)} s | ${row.rss === undefined ? '?' : row.rss.toFixed(0)} MiB |`)
   }
   const [a, b, c] = rows
   console.log('')
@@ -446,7 +448,7 @@ try {
     const spawnToExit = quantile(records[v].map((c) => c.bodyMs - c.confineMs), 0.5)
     console.log(`| (${v}) | ${ms(median(v, 'preMs'))} | ${ms(median(v, 'guardMs'))} | ${ms(median(v, 'confineMs'))} | ${ms(spawnToExit)} | ${ms(median(v, 'afterMs'))} | ${ms(quantile(firstCall[v], 0.5))} |`)
   }
-  console.log(`sandbox reported by the calls: (a) ${[...sandboxes.a].join(', ')}; (b) ${[...sandboxes.b].join(', ')}; (c) ${[...sandboxes.c].join(', ')}`)
+  console.log(`sandbox reported by the calls: ${Object.keys(VARIANTS).map((v) => `(${v}) ${[...sandboxes[v]].join(', ')}`).join('; ')}`)
   const cq = (k) => ms(quantile(colds.map((x) => x[k]), 0.5))
   console.log(`cold start (median of ${colds.length}): import of the plugin ${cq('importMs')} ms (alone, host packages loaded; in the host ${cq('loadMs')} ms of wall time, other plugins loading alongside), apply ${cq('applyMs')} ms, first decision ${cq('decideMs')} ms: ${ms(quantile(colds.map((x) => x.importMs + x.applyMs + x.decideMs), 0.5))} ms in all; then the first call's pre-execute ${cq('firstGateMs')} ms, the whole first call ${cq('firstCallMs')} ms`)
   console.log(`load after: ${load()}`)
