@@ -557,3 +557,49 @@ fn npxs_cache_is_bound_read_only_once_in_a_joined_call_and_again_when_made_anew(
         assert!(ok, "~/.npm itself is open to a call");
     });
 }
+
+/// What the runner says of how it found the host's temp folders, and
+/// whether the call succeeded: `sh -c script` under `profile`.
+fn temp_report(w: &World, profile: &Value, script: &str) -> (String, bool) {
+    let out = w.call(profile, script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let how = stderr.lines().find_map(|l| l.strip_prefix("dsh-allow host temp folders: ")).unwrap_or("(no report)").to_string();
+    (how, out.status.success())
+}
+
+#[test]
+fn a_change_in_the_temp_folder_that_brings_no_host_folder_is_vouched_for_by_the_keeper_and_one_that_does_is_listed_and_covered() {
+    each_user(|user| {
+        let Some(w) = World::new("temp-watch", user) else { return };
+        let profile = w.profile(json!([]));
+        w.until_joined(&profile);
+        let tag = if user.is_some() { 'u' } else { 'r' };
+        let plain = PathBuf::from(format!("/tmp/dsh-allow-temp-watch-{tag}{}", std::process::id()));
+        // A file comes: listed once, under the keeper's token.
+        fs::write(&plain, "x").unwrap();
+        let (first, _) = temp_report(&w, &profile, "true");
+        assert_eq!(first, "listed");
+        // It goes again: the temp folder changed, but no host folder came or went.
+        fs::remove_file(&plain).unwrap();
+        let (second, ok) = temp_report(&w, &profile, "true");
+        assert_eq!((second.as_str(), ok), ("as last listed (the keeper saw no host folder come or go)", true));
+        // A host's folder comes, holding a session's output: the next call lists and covers it.
+        let spill = SpillFolder(PathBuf::from(format!("/tmp/dsh-spill-w{tag}{:04}", std::process::id() % 10_000)));
+        let _ = fs::remove_dir_all(&spill.0);
+        fs::create_dir_all(spill.0.join("session-0")).unwrap();
+        fs::write(spill.0.join("session-0/out.txt"), "LIVE-SESSION-OUTPUT\n").unwrap();
+        let path = spill.0.display();
+        let (third, ok) = temp_report(&w, &profile, &format!("cat {path}/session-0/out.txt > seen.txt 2>&1; true"));
+        assert_eq!((third.as_str(), ok), ("listed", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert!(!seen.contains("LIVE-SESSION-OUTPUT"), "the host folder made since was read: {seen}");
+        // And it stays covered while the keeper vouches again.
+        fs::write(&plain, "x").unwrap();
+        temp_report(&w, &profile, "true");
+        fs::remove_file(&plain).unwrap();
+        let (fourth, ok) = temp_report(&w, &profile, &format!("cat {path}/session-0/out.txt > seen.txt 2>&1; true"));
+        assert_eq!((fourth.as_str(), ok), ("as last listed (the keeper saw no host folder come or go)", true));
+        let seen = fs::read_to_string(w.base.join("ws/seen.txt")).unwrap();
+        assert!(!seen.contains("LIVE-SESSION-OUTPUT"), "the host folder was read once vouched for: {seen}");
+    });
+}

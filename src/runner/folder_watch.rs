@@ -120,27 +120,10 @@ impl Watch {
 
     /// Read every event queued and mark what each may have changed.
     pub fn drain(&mut self) {
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            // SAFETY: a buffer of the length passed.
-            let n = unsafe { libc::read(self.inotify.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                // EAGAIN: nothing more. Any other failure: nothing is vouched.
-                if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EAGAIN) {
-                    self.dirty.iter_mut().for_each(|d| *d = true);
-                }
-                return;
-            }
-            let mut at = 0;
-            let head = std::mem::size_of::<libc::inotify_event>();
-            while at + head <= n as usize {
-                // SAFETY: the kernel wrote whole events; read unaligned.
-                let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
-                let name = &buf[at + head..at + head + ev.len as usize];
-                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-                self.mark(ev.wd, ev.mask, name);
-                at += head + ev.len as usize;
-            }
+        let fd = self.inotify.as_raw_fd();
+        // A failed read (not EAGAIN): nothing is vouched.
+        if !read_events(fd, |wd, mask, name| self.mark(wd, mask, name)) {
+            self.dirty.iter_mut().for_each(|d| *d = true);
         }
     }
 
@@ -205,9 +188,32 @@ impl Watch {
     }
 }
 
+/// Hand every event queued on the inotify descriptor `fd` to `each` (its
+/// watch, mask and the entry it names, if any). False when reading failed
+/// for another reason than an empty queue.
+pub(super) fn read_events(fd: i32, mut each: impl FnMut(i32, u32, &[u8])) -> bool {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        // SAFETY: a buffer of the length passed.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return n == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN);
+        }
+        let mut at = 0;
+        let head = std::mem::size_of::<libc::inotify_event>();
+        while at + head <= n as usize {
+            // SAFETY: the kernel wrote whole events; read unaligned.
+            let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+            let name = &buf[at + head..at + head + ev.len as usize];
+            each(ev.wd, ev.mask, &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())]);
+            at += head + ev.len as usize;
+        }
+    }
+}
+
 /// Whether the folder at `path` is on a file system whose every change
 /// passes through this kernel.
-fn local(path: &CString) -> bool {
+pub(super) fn local(path: &CString) -> bool {
     // SAFETY: a zeroed statfs for the kernel to fill, a NUL-terminated path.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statfs(path.as_ptr(), &mut st) } != 0 {

@@ -29,7 +29,7 @@ use crate::api::Platform;
 
 /// The temp folders DSH makes its own in: the platform's, and `$TMPDIR`
 /// (which the call inherits from the host).
-fn temps() -> Vec<String> {
+pub fn temps() -> Vec<String> {
     let mut temps: Vec<String> = baseline::temp_dirs(Platform::Linux).iter().map(|s| s.to_string()).collect();
     if let Some(t) = std::env::var_os("TMPDIR").map(|t| crate::paths::normalize(&t.to_string_lossy())) {
         if t.starts_with('/') && !temps.contains(&t) {
@@ -78,24 +78,29 @@ fn joined(dir: &str, name: &str) -> String {
 /// no host will write there again, and nothing is there to read. DSH never
 /// removes its folders, so a machine gathers them by the hundred; covering
 /// each costs ~7 µs a call, judging one ~10 µs once.
-pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
-    let temps = temps();
-    let Some(cache) = cache else { return present(&temps).into_iter().map(|(p, _)| p).collect() };
+///
+/// `token` is the keeper's for `temps` as they were before this call looked
+/// ([`super::temp_watch`]): the same token as the last listing's means no
+/// host folder came or went since, however else the temp folders changed.
+/// Also says how the folders were found, for the report.
+pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Option<&str>) -> (Vec<String>, &'static str) {
+    let Some(cache) = cache else { return (present(temps).into_iter().map(|(p, _)| p).collect(), "listed") };
     let (now_file, harmless_file) = (Path::new(cache).join(NOW), Path::new(cache).join(HARMLESS));
     // Taken before the listing: a change while it lists is seen next time.
-    let stamps = stamps(&temps);
+    let stamps = stamps(temps);
     let now = now_secs();
-    // The temp folders unchanged since the last listing: the same host
-    // folders are there, and what covered them then covers them now
-    // until it is time to judge them again.
-    if let Some((judged, covered)) = read_now(&now_file, &stamps) {
+    // The temp folders unchanged since the last listing, or no host folder
+    // come or gone by the keeper's watch: the same host folders are there,
+    // and what covered them then covers them now until it is time to judge
+    // them again.
+    if let Some((judged, covered, how)) = read_now(&now_file, &stamps, token) {
         if covered.is_empty() || now - judged < JUDGE_EVERY_SECS {
-            return covered;
+            return (covered, how);
         }
     }
     // Both sorted: each listed folder is looked up in the harmless list
     // read in place, with no set built.
-    let all = present(&temps);
+    let all = present(temps);
     let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
     let (mut judged, harmless) = read_harmless(&text);
     let listed_harmless = |(p, ino): &(String, u64)| harmless.binary_search(&(p.as_str(), *ino)).is_ok();
@@ -120,12 +125,17 @@ pub fn folders(cache: Option<&str>, hosts: &[i32]) -> Vec<String> {
         write_list(&harmless_file, &format!("judged {judged}\n"), kept.iter().map(|(p, ino)| format!("{ino} {p}")));
     }
     let left: Vec<String> = left.into_iter().map(|(p, _)| p).collect();
-    let mut text = format!("judged {judged}\n{stamps}");
+    let mut text = format!("judged {judged}\n");
+    // The token (no spaces in it) and how long the stamps are that follow.
+    if let Some(t) = token.filter(|t| !t.contains([' ', '\n'])) {
+        text.push_str(&format!("keeper {t} {}\n", stamps.len()));
+    }
+    text.push_str(&stamps);
     for p in left.iter().filter(|p| !p.contains('\n')) {
         text.push_str(&format!("cover {p}\n"));
     }
     write_now(&now_file, &text);
-    left
+    (left, "listed")
 }
 
 /// Rewrite the record in place, its checksum last: it changes with every
@@ -174,19 +184,31 @@ fn stamps(temps: &[String]) -> String {
 }
 
 /// The last listing's covered folders and when they were judged, if the
-/// temp folders' stamps are still `stamps`.
-fn read_now(file: &Path, stamps: &str) -> Option<(f64, Vec<String>)> {
+/// temp folders' stamps are still `stamps` (`"unchanged"`), or else the
+/// keeper's token is still the one that listing took (`"vouched"`).
+fn read_now(file: &Path, stamps: &str, token: Option<&str>) -> Option<(f64, Vec<String>, &'static str)> {
     let whole = std::fs::read_to_string(file).ok()?;
     let body = whole.strip_suffix('\n')?;
     let (text, sum) = body.rsplit_once('\n').map(|(t, s)| (&whole[..t.len() + 1], s))?;
     if sum.strip_prefix("sum ")?.parse::<u64>().ok()? != checksum(text) {
         return None;
     }
-    let (first, rest) = text.split_once('\n')?;
+    let (first, mut rest) = text.split_once('\n')?;
     let judged = first.strip_prefix("judged ")?.parse().ok()?;
-    let covers = rest.strip_prefix(stamps)?;
+    let mut listed_with = None;
+    if let Some(line) = rest.strip_prefix("keeper ") {
+        let (line, after) = line.split_once('\n')?;
+        let (t, len) = line.split_once(' ')?;
+        listed_with = Some((t, len.parse::<usize>().ok()?));
+        rest = after;
+    }
+    let (covers, how) = match (rest.strip_prefix(stamps), listed_with) {
+        (Some(covers), _) => (covers, "unchanged"),
+        (None, Some((t, len))) if Some(t) == token => (rest.get(len..)?, "vouched"),
+        _ => return None,
+    };
     let covered = covers.lines().map(|l| l.strip_prefix("cover ").map(str::to_string)).collect::<Option<Vec<_>>>()?;
-    Some((judged, covered))
+    Some((judged, covered, how))
 }
 
 /// The fence cache's list of harmless host temp folders.
@@ -366,18 +388,40 @@ mod tests {
         let file = dir.join(NOW);
         let stamps = "stamp 1 2 3.000000004 /tmp\n";
         write_now(&file, &record(stamps, &["/tmp/dsh-spill-a", "/tmp/dsh-spill-bb", "/tmp/dsh-subprocess-c"]));
-        assert_eq!(read_now(&file, stamps).map(|(_, c)| c.len()), Some(3));
+        assert_eq!(read_now(&file, stamps, None).map(|(_, c, _)| c.len()), Some(3));
         // Shorter: what was beyond it is cut.
         write_now(&file, &record(stamps, &["/tmp/dsh-spill-a"]));
-        assert_eq!(read_now(&file, stamps), Some((100.0, vec!["/tmp/dsh-spill-a".to_string()])));
+        assert_eq!(read_now(&file, stamps, None), Some((100.0, vec!["/tmp/dsh-spill-a".to_string()], "unchanged")));
         // Longer again, and other stamps: the old record no longer answers.
         write_now(&file, &record(stamps, &["/tmp/dsh-spill-a", "/tmp/dsh-spill-zz"]));
-        assert_eq!(read_now(&file, stamps).map(|(_, c)| c), Some(vec!["/tmp/dsh-spill-a".to_string(), "/tmp/dsh-spill-zz".to_string()]));
-        assert_eq!(read_now(&file, "stamp 1 2 9.000000004 /tmp\n"), None);
+        assert_eq!(read_now(&file, stamps, None).map(|(_, c, _)| c), Some(vec!["/tmp/dsh-spill-a".to_string(), "/tmp/dsh-spill-zz".to_string()]));
+        assert_eq!(read_now(&file, "stamp 1 2 9.000000004 /tmp\n", None), None);
         // A record changed behind the checksum's back is not believed.
         let text = std::fs::read_to_string(&file).unwrap().replace("spill-zz", "spill-yy");
         std::fs::write(&file, text).unwrap();
-        assert_eq!(read_now(&file, stamps), None);
+        assert_eq!(read_now(&file, stamps, None), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_listing_taken_under_a_keeper_token_answers_for_changed_temp_folders_only_while_the_token_holds() {
+        let dir = std::env::temp_dir().join(format!("dsh-allow-host-temp-token-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(NOW);
+        // Stamps that hold `cover ` in a path: the token's line says how long they are.
+        let stamps = "stamp 1 2 3.000000004 /tmp\nstamp 1 5 3.000000004 /x/cover /y\n";
+        let mut text = format!("judged 100\nkeeper 41.7.9.3 {}\n{stamps}", stamps.len());
+        text.push_str("cover /tmp/dsh-spill-a\n");
+        write_now(&file, &text);
+        let later = "stamp 1 2 8.000000004 /tmp\nstamp 1 5 3.000000004 /x/cover /y\n";
+        let covered = vec!["/tmp/dsh-spill-a".to_string()];
+        assert_eq!(read_now(&file, stamps, None), Some((100.0, covered.clone(), "unchanged")));
+        assert_eq!(read_now(&file, later, Some("41.7.9.3")), Some((100.0, covered, "vouched")));
+        // Another count, another watch, or no keeper: the temp folders are listed again.
+        for token in [Some("41.7.9.4"), Some("41.8.9.3"), None] {
+            assert_eq!(read_now(&file, later, token), None, "{token:?}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -61,6 +61,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::temp_watch::TempWatch;
+
 /// The socket's name in the fence cache folder.
 const SOCKET: &str = "keeper";
 /// The descriptor the keeper gets its listening socket on.
@@ -203,33 +205,55 @@ fn peer(s: RawFd) -> Option<(i32, u32)> {
 
 /// Ask the keeper of the fence cache `dir` for the fence held as `name`.
 pub fn get(dir: &str, name: &str) -> Asked {
-    get_proven(dir, name, None).0
+    get_proven(dir, name, None, &[]).asked
+}
+
+/// The keeper's answer to [`get_proven`].
+pub struct Proven {
+    pub asked: Asked,
+    /// What it vouches for of the entry's folders.
+    pub vouched: Option<super::kept::Vouched>,
+    /// The token for the temp folders `temps` as they are now
+    /// ([`super::temp_watch`]).
+    pub temp: Option<String>,
 }
 
 /// [`get`], and with `version` (of the kept entry the fence was built
 /// from) what the keeper vouches for of that entry's folders
-/// ([`super::folder_watch`]).
-pub fn get_proven(dir: &str, name: &str, version: Option<&str>) -> (Asked, Option<super::kept::Vouched>) {
+/// ([`super::folder_watch`]) and its token for the temp folders `temps`.
+pub fn get_proven(dir: &str, name: &str, version: Option<&str>, temps: &[String]) -> Proven {
+    let silent = |asked| Proven { asked, vouched: None, temp: None };
     let s = match connect(dir) {
         Ok(s) => s,
-        Err(asked) => return (asked, None),
+        Err(asked) => return silent(asked),
     };
-    let Some((pid, _)) = peer(s.as_raw_fd()) else { return (Asked::Silent, None) };
-    let Some(binary) = super::kept::this_binary() else { return (Asked::Silent, None) };
-    let request = match version {
-        Some(v) => format!("prove\n{binary}\n{v}\n{name}"),
-        None => format!("get\n{binary}\n{name}"),
+    let Some((pid, _)) = peer(s.as_raw_fd()) else { return silent(Asked::Silent) };
+    let Some(binary) = super::kept::this_binary() else { return silent(Asked::Silent) };
+    // Temp folders are named on one line, a tab between two.
+    let temps = (!temps.is_empty() && temps.iter().all(|t| t.starts_with('/') && !t.contains(['\t', '\n']))).then(|| temps.join("\t"));
+    let request = match (version, temps) {
+        (Some(v), Some(t)) => format!("prove-temps\n{binary}\n{t}\n{v}\n{name}"),
+        (Some(v), None) => format!("prove\n{binary}\n{v}\n{name}"),
+        (None, _) => format!("get\n{binary}\n{name}"),
     };
     if send(s.as_raw_fd(), request.as_bytes(), &[]).is_err() {
-        return (Asked::Silent, None);
+        return silent(Asked::Silent);
     }
-    let Some((text, fds)) = receive(s.as_raw_fd()) else { return (Asked::Silent, None) };
-    // `vouched` and the folders not vouched for follow the first line.
-    let (first, vouched) = match text.iter().position(|&b| b == b'\n') {
-        Some(at) => (&text[..at], vouched_of(&text[at + 1..])),
-        None => (&text[..], None),
+    let Some((text, fds)) = receive(s.as_raw_fd()) else { return silent(Asked::Silent) };
+    // The temp folders' token, `vouched` and the folders not vouched for
+    // follow the first line.
+    let (first, mut rest) = match text.iter().position(|&b| b == b'\n') {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (&text[..], &[][..]),
     };
-    (answered(pid, name, first, fds), vouched)
+    let mut temp = None;
+    if let Some(line) = rest.strip_prefix(b"temp ") {
+        let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+        temp = std::str::from_utf8(&line[..end]).ok().map(str::to_string);
+        rest = line.get(end + 1..).unwrap_or_default();
+    }
+    let vouched = vouched_of(rest);
+    Proven { asked: answered(pid, name, first, fds), vouched, temp }
 }
 
 fn vouched_of(rest: &[u8]) -> Option<super::kept::Vouched> {
@@ -381,6 +405,7 @@ pub fn serve(dir: &str) -> u8 {
     // The host's mount table: any change there ends every held namespace.
     let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
     let mut held: Vec<Kept> = Vec::new();
+    let mut temps: Option<TempWatch> = None;
     // Each request is read into the same room: a fresh 64 KiB a request
     // was mapped and unmapped by malloc, and each unmap flushed the other
     // CPU's TLB.
@@ -399,13 +424,14 @@ pub fn serve(dir: &str) -> u8 {
         }
         if fds[1].revents & (libc::POLLPRI | libc::POLLERR) != 0 {
             held.clear();
+            temps = None;
         }
         if fds[0].revents & libc::POLLIN != 0 {
             // SAFETY: accept on our listener; a new descriptor, owned here.
             let c = unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) };
             if c >= 0 {
                 let c = unsafe { OwnedFd::from_raw_fd(c) };
-                if !answer(&c, &mut held, abi, mounts.as_ref(), &mut inbox) {
+                if !answer(&c, &mut held, &mut temps, abi, mounts.as_ref(), &mut inbox) {
                     return 0;
                 }
                 last = Instant::now();
@@ -442,7 +468,7 @@ fn socket_identity(dir: &str) -> Option<(u64, u64)> {
 /// NAME` with the namespaces (answered `kept`). A request from another
 /// binary (the runner was updated) is answered `leaving`, and the keeper
 /// leaves (returns false) for one of that binary to take its place.
-fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::File>, inbox: &mut Vec<u8>) -> bool {
+fn answer(c: &OwnedFd, held: &mut Vec<Kept>, temps: &mut Option<TempWatch>, abi: u32, mounts: Option<&std::fs::File>, inbox: &mut Vec<u8>) -> bool {
     let tv = libc::timeval { tv_sec: 0, tv_usec: (ANSWER_MS * 1000) as _ };
     // SAFETY: a timeval of the size passed.
     unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
@@ -465,6 +491,12 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
         let _ = send(c.as_raw_fd(), b"leaving", &[]);
         return false;
     }
+    // `prove-temps TEMPS VERSION NAME`: a `prove` that also asks for the
+    // temp folders' token (temp_watch.rs).
+    let (verb, rest, temp_folders) = match (verb, rest.split_once('\n')) {
+        ("prove-temps", Some((t, rest))) => ("prove", rest, Some(t)),
+        _ => (verb, rest, None),
+    };
     // `prove VERSION NAME`: a `get` that also asks what the keeper vouches
     // for of the entry's folders at that version.
     let (verb, rest, version) = match (verb, rest.split_once('\n')) {
@@ -477,9 +509,15 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
             // everything held (and no folder is vouched for across it).
             if mounts.is_some_and(mount_table_changed) {
                 held.clear();
+                *temps = None;
             }
+            // With no view of the mount table, no token either.
+            let temp = match (temp_folders, mounts) {
+                (Some(t), Some(_)) => temp_line(temps, t, &asker),
+                _ => String::new(),
+            };
             let Some(k) = held.iter_mut().find(|k| k.name == name) else {
-                let _ = send(c.as_raw_fd(), b"none", &[]);
+                let _ = send(c.as_raw_fd(), format!("none{temp}").as_bytes(), &[]);
                 return true;
             };
             k.used = Instant::now();
@@ -488,6 +526,7 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
             let mut out: Vec<RawFd> = k.next.iter().map(|r| r.as_raw_fd()).collect();
             out.extend(fds_of(&k.namespaces));
             let mut text = if k.next.is_some() { format!("held ruleset {}", k.given + 1) } else { "held".to_string() };
+            text.push_str(&temp);
             // With no view of the mount table, nothing is vouched for.
             if let (Some(v), Some(_)) = (version, mounts) {
                 text.push_str(&vouch(k, v, &asker));
@@ -543,6 +582,20 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, abi: u32, mounts: Option<&std::fs::
         _ => {}
     }
     true
+}
+
+/// The temp folders' token as the answer's next line, when the asker sees
+/// the mounts the keeper sees (the temp folders watched here are its own);
+/// the watch is set again for other temp folders, or once it ended.
+fn temp_line(watch: &mut Option<TempWatch>, temp_folders: &str, asker: &OwnedFd) -> String {
+    let wanted: Vec<String> = temp_folders.split('\t').map(str::to_string).collect();
+    if wanted.iter().any(|t| !t.starts_with('/')) || !same_mounts(asker) {
+        return String::new();
+    }
+    if watch.as_ref().is_none_or(|w| w.ended() || w.temps() != wanted.as_slice()) {
+        *watch = TempWatch::of(&wanted);
+    }
+    watch.as_mut().and_then(TempWatch::token).map_or(String::new(), |t| format!("\ntemp {t}"))
 }
 
 /// What the keeper vouches for, as the answer's lines after the first:

@@ -63,6 +63,8 @@ pub mod folder_watch;
 #[cfg(target_os = "linux")]
 pub mod host_temp;
 #[cfg(target_os = "linux")]
+pub mod temp_watch;
+#[cfg(target_os = "linux")]
 pub mod isolate;
 #[cfg(target_os = "linux")]
 pub mod launch_files;
@@ -163,12 +165,17 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     // The keeper is asked while the kept entry is proven: what it holds of
     // the fence, and which of the entry's folders it vouches for.
     let shut = req.persistence == crate::api::Persistence::Shut;
+    // The temp folders, and the keeper's token for them as they are before
+    // this call lists them (temp_watch.rs).
+    let temps = host_temp::temps();
+    let mut temp_token = None;
     let mut asked = None;
     let mut ask = |id: &str, version: &str| {
         let name = keeper::name(id, shut, &here_and_surfaces.1)?;
-        let (answer, vouched) = keeper::get_proven(cache_dir.as_deref()?, &name, Some(version));
-        asked = Some((name, answer));
-        vouched
+        let proven = keeper::get_proven(cache_dir.as_deref()?, &name, Some(version), &temps);
+        asked = Some((name, proven.asked));
+        temp_token = proven.temp;
+        proven.vouched
     };
     let (rules, how, entry) = match fence(&req, abi, cache.as_ref(), &mut ask) {
         Ok(r) => r,
@@ -201,7 +208,7 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     let judge = sockets::Judge { hosts: hosts::Hosts::new(&hosts, uid), socket_roots: req.socket_roots(), tree: None };
     let names = judge.clone();
     // The host's temp folders, listed once for the supervisor and the child.
-    let host_folders = host_temp::folders(cache_dir.as_deref(), &hosts);
+    let (host_folders, found) = host_temp::folders(cache_dir.as_deref(), &hosts, &temps, temp_token.as_deref());
     // Code caches (made empty where missing) to be shut.
     let caches = code_caches::prepare(&req, &opened);
     let launch: Vec<String> = launch_present.iter().chain(&launch_missing).cloned().collect();
@@ -230,6 +237,11 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
                 out.push(format!("dsh-allow folders: {vouched}"));
             }
             out.extend(lines);
+            out.push(format!("dsh-allow host temp folders: {}", match found {
+                "unchanged" => "as last listed (the temp folders unchanged)",
+                "vouched" => "as last listed (the keeper saw no host folder come or go)",
+                _ => "listed",
+            }));
             out.push(format!("dsh-allow signals: {signals}"));
             out
         } else {

@@ -1,0 +1,131 @@
+//! The keeper's watch on the temp folders, for the host's folders in them
+//! (Linux).
+//!
+//! A call covers the DSH host's temp folders ([`super::host_temp`]), which
+//! it finds by listing the temp folders whenever they changed since the
+//! last listing. `/tmp` changes between most calls (compilers, test runs,
+//! the calls themselves), and on a machine where it holds thousands of
+//! entries a listing costs ~1.5 ms of CPU. Only the host's folders coming
+//! or going matter. So the keeper watches each temp folder (inotify: an
+//! entry made, removed or renamed there) and counts the events that name a
+//! host temp folder; a *token* names the watch and that count. A call takes
+//! the token before it lists and records it with what it covered; a later
+//! call handed the same token knows no host folder came or went since that
+//! listing began, and covers the same. Whatever the watch cannot follow
+//! ends it, and no token is handed out until a new watch is set, whose
+//! tokens match nothing recorded before: the queue overflowed, a temp folder
+//! was removed, moved or unmounted, one is on a file system whose changes
+//! need not pass through this kernel, or the host's mount table changed.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::folder_watch::{local, read_events};
+
+const MASK: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF
+    | libc::IN_ONLYDIR
+    | libc::IN_DONT_FOLLOW;
+
+/// What ends a watch: the queue overflowed, or a watched folder is gone,
+/// moved or unmounted (its watch dropped).
+const ENDS: u32 = libc::IN_Q_OVERFLOW | libc::IN_IGNORED | libc::IN_DELETE_SELF | libc::IN_MOVE_SELF | libc::IN_UNMOUNT;
+
+pub struct TempWatch {
+    inotify: OwnedFd,
+    temps: Vec<String>,
+    /// This watch among every one a keeper ever set: its pid and the
+    /// monotonic clock when it was set.
+    serial: String,
+    /// Events that named a host temp folder.
+    named: u64,
+    ended: bool,
+}
+
+impl TempWatch {
+    /// Watch every folder of `temps`; `None` when one cannot be watched
+    /// (missing, a link, not on a local file system).
+    pub fn of(temps: &[String]) -> Option<TempWatch> {
+        // SAFETY: plain flags; a new descriptor, owned below.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a descriptor just made, ours.
+        let inotify = unsafe { OwnedFd::from_raw_fd(fd) };
+        for t in temps {
+            let c = CString::new(t.as_str()).ok()?;
+            // SAFETY: our inotify descriptor, a NUL-terminated path.
+            if unsafe { libc::inotify_add_watch(fd, c.as_ptr(), MASK) } < 0 || !local(&c) {
+                return None;
+            }
+        }
+        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a timespec for the kernel to fill.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        let serial = format!("{}.{}.{}", std::process::id(), now.tv_sec, now.tv_nsec);
+        Some(TempWatch { inotify, temps: temps.to_vec(), serial, named: 0, ended: false })
+    }
+
+    /// The temp folders watched.
+    pub fn temps(&self) -> &[String] {
+        &self.temps
+    }
+
+    /// The token for the state of the temp folders now (every change made
+    /// before this was asked is queued by now); `None` once the watch ended.
+    pub fn token(&mut self) -> Option<String> {
+        let (named, ended) = (&mut self.named, &mut self.ended);
+        let read = read_events(self.inotify.as_raw_fd(), |_, mask, name| {
+            if mask & ENDS != 0 {
+                *ended = true;
+            } else if std::str::from_utf8(name).is_ok_and(crate::policy::baseline::is_host_temp_name) {
+                *named += 1;
+            }
+        });
+        self.ended |= !read;
+        (!self.ended).then(|| format!("{}.{}", self.serial, self.named))
+    }
+
+    /// Whether this watch can hand out tokens no more.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_moves_when_a_host_folder_comes_or_goes_not_for_other_entries_and_ends_with_its_folder() {
+        let dir = std::env::temp_dir().join(format!("dsh-allow-temp-watch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let temps = vec![dir.to_string_lossy().into_owned()];
+        let mut w = TempWatch::of(&temps).expect("a local folder is watched");
+        let first = w.token().unwrap();
+        std::fs::write(dir.join("build.log"), "x").unwrap();
+        std::fs::create_dir(dir.join("dsh-spill-seven77")).unwrap();
+        std::fs::remove_file(dir.join("build.log")).unwrap();
+        assert_eq!(w.token().as_deref(), Some(first.as_str()), "entries no host makes moved the token");
+        std::fs::create_dir(dir.join("dsh-spill-Ab12cd")).unwrap();
+        let made = w.token().unwrap();
+        assert_ne!(made, first);
+        std::fs::rename(dir.join("dsh-spill-Ab12cd"), dir.join("elsewhere")).unwrap();
+        let moved = w.token().unwrap();
+        assert_ne!(moved, made, "a host folder renamed away kept the token");
+        // Another watch of the same folders never hands out an earlier token.
+        let mut again = TempWatch::of(&temps).unwrap();
+        assert_ne!(again.token().unwrap(), first);
+        // The folder itself gone: no token any more.
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(w.token(), None);
+        assert!(w.ended());
+        assert!(TempWatch::of(&temps).is_none(), "a missing folder was watched");
+    }
+}
