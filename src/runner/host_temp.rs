@@ -42,22 +42,32 @@ pub fn temps() -> Vec<String> {
 /// The host temp folders now present in `temps`, with the inode each listing gave:
 /// directories (not links) named as the host names them, directly in a
 /// temp folder of the platform or in `$TMPDIR` (which the call inherits
-/// from the host). Each one, whoever's and however old.
-fn present(temps: &[String]) -> Vec<(String, u64)> {
+/// from the host). Each one, whoever's and however old. Also whether
+/// every temp folder was listed whole (none missing or unreadable, no
+/// host-named entry of a kind unknown).
+fn present(temps: &[String]) -> (Vec<(String, u64)>, bool) {
     let mut out = Vec::new();
+    let mut whole = true;
     for temp in temps {
-        let Some(entries) = super::listing::list(Path::new(temp)) else { continue };
+        let Some(entries) = super::listing::list(Path::new(temp)) else {
+            whole = false;
+            continue;
+        };
         for e in entries {
             let name = e.name.to_string_lossy();
             // The entry's type and inode come with the listing: no stat per entry.
-            if baseline::is_host_temp_name(&name) && e.is_dir() {
-                out.push((joined(temp, &name), e.ino));
+            if baseline::is_host_temp_name(&name) {
+                if e.is_dir() {
+                    out.push((joined(temp, &name), e.ino));
+                } else if e.kind == libc::DT_UNKNOWN {
+                    whole = false;
+                }
             }
         }
     }
     out.sort_unstable();
     out.dedup();
-    out
+    (out, whole)
 }
 
 /// `dir/name` in one allocation (a machine lists its host folders by the
@@ -84,7 +94,7 @@ fn joined(dir: &str, name: &str) -> String {
 /// host folder came or went since, however else the temp folders changed.
 /// Also says how the folders were found, for the report.
 pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Option<&str>) -> (Vec<String>, &'static str) {
-    let Some(cache) = cache else { return (present(temps).into_iter().map(|(p, _)| p).collect(), "listed") };
+    let Some(cache) = cache else { return (present(temps).0.into_iter().map(|(p, _)| p).collect(), "listed") };
     let (now_file, harmless_file) = (Path::new(cache).join(NOW), Path::new(cache).join(HARMLESS));
     // Taken before the listing: a change while it lists is seen next time.
     let stamps = stamps(temps);
@@ -100,7 +110,9 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     }
     // Both sorted: each listed folder is looked up in the harmless list
     // read in place, with no set built.
-    let all = present(temps);
+    // A listing not whole is not vouched for later: the next change in the
+    // temp folders lists them again.
+    let (all, whole) = present(temps);
     let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
     let (mut judged, harmless) = read_harmless(&text);
     let listed_harmless = |(p, ino): &(String, u64)| harmless.binary_search(&(p.as_str(), *ino)).is_ok();
@@ -127,7 +139,7 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     let left: Vec<String> = left.into_iter().map(|(p, _)| p).collect();
     let mut text = format!("judged {judged}\n");
     // The token (no spaces in it) and how long the stamps are that follow.
-    if let Some(t) = token.filter(|t| !t.contains([' ', '\n'])) {
+    if let Some(t) = token.filter(|t| whole && !t.contains([' ', '\n'])) {
         text.push_str(&format!("keeper {t} {}\n", stamps.len()));
     }
     text.push_str(&stamps);
@@ -202,13 +214,30 @@ fn read_now(file: &Path, stamps: &str, token: Option<&str>) -> Option<(f64, Vec<
         listed_with = Some((t, len.parse::<usize>().ok()?));
         rest = after;
     }
+    // Vouched for, the temp folders must still be the folders listed (the
+    // keeper checks that too): only their times may differ.
     let (covers, how) = match (rest.strip_prefix(stamps), listed_with) {
         (Some(covers), _) => (covers, "unchanged"),
-        (None, Some((t, len))) if Some(t) == token => (rest.get(len..)?, "vouched"),
+        (None, Some((t, len))) if Some(t) == token && untimed(rest.get(..len)?) == untimed(stamps) => (rest.get(len..)?, "vouched"),
         _ => return None,
     };
     let covered = covers.lines().map(|l| l.strip_prefix("cover ").map(str::to_string)).collect::<Option<Vec<_>>>()?;
     Some((judged, covered, how))
+}
+
+/// Stamps without their times: which folders the temp folders were.
+fn untimed(stamps: &str) -> String {
+    stamps
+        .lines()
+        .map(|l| {
+            let mut f: Vec<&str> = l.splitn(5, ' ').collect();
+            if f.len() == 5 && f[0] == "stamp" && f[1] != "-" {
+                f.remove(3);
+            }
+            f.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The fence cache's list of harmless host temp folders.
@@ -422,6 +451,9 @@ mod tests {
         for token in [Some("41.7.9.4"), Some("41.8.9.3"), None] {
             assert_eq!(read_now(&file, later, token), None, "{token:?}");
         }
+        // A temp folder that is another folder now (its inode), whatever the token says.
+        let swapped = "stamp 1 2 8.000000004 /tmp\nstamp 1 6 3.000000004 /x/cover /y\n";
+        assert_eq!(read_now(&file, swapped, Some("41.7.9.3")), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

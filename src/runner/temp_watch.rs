@@ -16,6 +16,13 @@
 //! tokens match nothing recorded before: the queue overflowed, a temp folder
 //! was removed, moved or unmounted, one is on a file system whose changes
 //! need not pass through this kernel, or the host's mount table changed.
+//!
+//! A watch follows a folder, not its path: a folder above a temp folder
+//! renamed, or a link on the way retargeted (`$TMPDIR` may lie below
+//! `/tmp`, where calls may rename), makes the path name another folder
+//! with no event on the watched one. So each token is handed out only
+//! after every temp folder's path is looked up again and still names the
+//! folder watched (its device and inode); else the watch ends.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -38,8 +45,9 @@ const ENDS: u32 = libc::IN_Q_OVERFLOW | libc::IN_IGNORED | libc::IN_DELETE_SELF 
 pub struct TempWatch {
     inotify: OwnedFd,
     temps: Vec<String>,
-    /// This watch among every one a keeper ever set: its pid and the
-    /// monotonic clock when it was set.
+    /// The folder each path named when it was watched (device, inode).
+    folders: Vec<(u64, u64)>,
+    /// This watch among every one ever set, on any boot (random).
     serial: String,
     /// Events that named a host temp folder.
     named: u64,
@@ -57,18 +65,25 @@ impl TempWatch {
         }
         // SAFETY: a descriptor just made, ours.
         let inotify = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut folders = Vec::with_capacity(temps.len());
         for t in temps {
             let c = CString::new(t.as_str()).ok()?;
+            // The folder the path names before and after the watch is set:
+            // the same one, or the watch may be on another.
+            let before = identity(t)?;
             // SAFETY: our inotify descriptor, a NUL-terminated path.
-            if unsafe { libc::inotify_add_watch(fd, c.as_ptr(), MASK) } < 0 || !local(&c) {
+            if unsafe { libc::inotify_add_watch(fd, c.as_ptr(), MASK) } < 0 || !local(&c) || identity(t)? != before {
                 return None;
             }
+            folders.push(before);
         }
-        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: a timespec for the kernel to fill.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-        let serial = format!("{}.{}.{}", std::process::id(), now.tv_sec, now.tv_nsec);
-        Some(TempWatch { inotify, temps: temps.to_vec(), serial, named: 0, ended: false })
+        let mut random = [0u8; 16];
+        // SAFETY: a buffer of the length passed.
+        if unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) } != random.len() as isize {
+            return None;
+        }
+        let serial = random.iter().map(|b| format!("{b:02x}")).collect();
+        Some(TempWatch { inotify, temps: temps.to_vec(), folders, serial, named: 0, ended: false })
     }
 
     /// The temp folders watched.
@@ -88,6 +103,10 @@ impl TempWatch {
             }
         });
         self.ended |= !read;
+        // Each path still names the folder watched (after the events: a
+        // swap made before this was asked is seen here, one made later by
+        // the next call's look).
+        self.ended |= self.temps.iter().zip(&self.folders).any(|(t, f)| identity(t).as_ref() != Some(f));
         (!self.ended).then(|| format!("{}.{}", self.serial, self.named))
     }
 
@@ -95,6 +114,13 @@ impl TempWatch {
     pub fn ended(&self) -> bool {
         self.ended
     }
+}
+
+/// The folder `path` names itself (not through a last link): device and inode.
+fn identity(path: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir())?;
+    Some((m.dev(), m.ino()))
 }
 
 #[cfg(test)]
@@ -122,6 +148,15 @@ mod tests {
         // Another watch of the same folders never hands out an earlier token.
         let mut again = TempWatch::of(&temps).unwrap();
         assert_ne!(again.token().unwrap(), first);
+        // The path made to name another folder: no event on the watched
+        // one, but no token either.
+        let inner = dir.join("up/inner");
+        std::fs::create_dir_all(&inner).unwrap();
+        let mut deep = TempWatch::of(&[inner.to_string_lossy().into_owned()]).unwrap();
+        assert!(deep.token().is_some());
+        std::fs::rename(dir.join("up"), dir.join("up.old")).unwrap();
+        std::fs::create_dir_all(&inner).unwrap();
+        assert_eq!(deep.token(), None, "a path now naming another folder was vouched for");
         // The folder itself gone: no token any more.
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(w.token(), None);
