@@ -22,6 +22,7 @@
 //! cache it is remembered as harmless and left uncovered (a machine
 //! gathers such folders by the hundred, and covering costs per folder).
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use crate::policy::baseline;
@@ -39,17 +40,42 @@ pub fn temps() -> Vec<String> {
     temps
 }
 
+/// Each temp folder opened once: its stamp and its listing are then of
+/// the same folder, whatever its path names meanwhile.
+enum Temp {
+    Folder(OwnedFd),
+    Missing,
+    /// There, but it could not be opened.
+    Failed,
+}
+
+fn opened(temps: &[String]) -> Vec<Temp> {
+    temps
+        .iter()
+        .map(|t| match super::listing::open(Path::new(t)) {
+            Ok(fd) => Temp::Folder(fd),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Temp::Missing,
+            Err(_) => Temp::Failed,
+        })
+        .collect()
+}
+
 /// The host temp folders now present in `temps`, with the inode each listing gave:
 /// directories (not links) named as the host names them, directly in a
 /// temp folder of the platform or in `$TMPDIR` (which the call inherits
 /// from the host). Each one, whoever's and however old. Also whether
-/// every temp folder was listed whole (none missing or unreadable, no
+/// every temp folder there was listed whole (none unreadable, no
 /// host-named entry of a kind unknown).
-fn present(temps: &[String]) -> (Vec<(String, u64)>, bool) {
+fn present(temps: &[String], opened: &[Temp]) -> (Vec<(String, u64)>, bool) {
     let mut out = Vec::new();
     let mut whole = true;
-    for temp in temps {
-        let Some(entries) = super::listing::list(Path::new(temp)) else {
+    for (temp, at) in temps.iter().zip(opened) {
+        let entries = match at {
+            Temp::Folder(fd) => super::listing::entries(fd),
+            Temp::Missing => continue,
+            Temp::Failed => None,
+        };
+        let Some(entries) = entries else {
             whole = false;
             continue;
         };
@@ -94,10 +120,11 @@ fn joined(dir: &str, name: &str) -> String {
 /// host folder came or went since, however else the temp folders changed.
 /// Also says how the folders were found, for the report.
 pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Option<&str>) -> (Vec<String>, &'static str) {
-    let Some(cache) = cache else { return (present(temps).0.into_iter().map(|(p, _)| p).collect(), "listed") };
+    let opened = opened(temps);
+    let Some(cache) = cache else { return (present(temps, &opened).0.into_iter().map(|(p, _)| p).collect(), "listed") };
     let (now_file, harmless_file) = (Path::new(cache).join(NOW), Path::new(cache).join(HARMLESS));
     // Taken before the listing: a change while it lists is seen next time.
-    let stamps = stamps(temps);
+    let stamps = stamps(temps, &opened);
     let now = now_secs();
     // The temp folders unchanged since the last listing, or no host folder
     // come or gone by the keeper's watch: the same host folders are there,
@@ -112,7 +139,7 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     // read in place, with no set built.
     // A listing not whole is not vouched for later: the next change in the
     // temp folders lists them again.
-    let (all, whole) = present(temps);
+    let (all, whole) = present(temps, &opened);
     let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
     let (mut judged, harmless) = read_harmless(&text);
     let listed_harmless = |(p, ino): &(String, u64)| harmless.binary_search(&(p.as_str(), *ino)).is_ok();
@@ -146,7 +173,12 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     for p in left.iter().filter(|p| !p.contains('\n')) {
         text.push_str(&format!("cover {p}\n"));
     }
-    write_now(&now_file, &text);
+    // A listing not whole answers for no later call: the next lists again.
+    if whole {
+        write_now(&now_file, &text);
+    } else {
+        let _ = std::fs::remove_file(&now_file);
+    }
     (left, "listed")
 }
 
@@ -184,13 +216,18 @@ const NOW: &str = "host-temp-now";
 
 /// Each temp folder's device, inode and change time (its entries added,
 /// removed or renamed change it), one line each.
-fn stamps(temps: &[String]) -> String {
-    use std::os::unix::fs::MetadataExt;
+fn stamps(temps: &[String], opened: &[Temp]) -> String {
     temps
         .iter()
-        .map(|t| match std::fs::symlink_metadata(t) {
-            Ok(m) => format!("stamp {} {} {}.{:09} {t}\n", m.dev(), m.ino(), m.mtime(), m.mtime_nsec()),
-            Err(_) => format!("stamp - {t}\n"),
+        .zip(opened)
+        .map(|(t, at)| {
+            let Temp::Folder(fd) = at else { return format!("stamp - {t}\n") };
+            // SAFETY: a zeroed stat for the kernel to fill, our descriptor.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+                return format!("stamp - {t}\n");
+            }
+            format!("stamp {} {} {}.{:09} {t}\n", st.st_dev, st.st_ino, st.st_mtime, st.st_mtime_nsec)
         })
         .collect()
 }
@@ -429,6 +466,25 @@ mod tests {
         let text = std::fs::read_to_string(&file).unwrap().replace("spill-zz", "spill-yy");
         std::fs::write(&file, text).unwrap();
         assert_eq!(read_now(&file, stamps, None), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_temp_folder_is_stamped_and_listed_as_the_folder_its_path_leads_to_and_a_missing_one_is_stamped_missing() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("dsh-allow-host-temp-opened-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real/dsh-spill-Ab12cd")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        let temps = vec![dir.join("link").to_string_lossy().into_owned(), dir.join("gone").to_string_lossy().into_owned()];
+        let opened = opened(&temps);
+        let real = std::fs::metadata(dir.join("real")).unwrap();
+        let stamped = stamps(&temps, &opened);
+        assert!(stamped.starts_with(&format!("stamp {} {} ", real.dev(), real.ino())), "{stamped}");
+        assert!(stamped.ends_with(&format!("stamp - {}\n", temps[1])), "{stamped}");
+        let (found, whole) = present(&temps, &opened);
+        assert!(whole);
+        assert_eq!(found.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(), vec![format!("{}/dsh-spill-Ab12cd", temps[0])]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

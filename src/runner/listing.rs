@@ -36,16 +36,28 @@ struct Buffer([u8; 16 << 10]);
 /// The entries of `dir`, in the order the file system lists them; `None`
 /// when it cannot be opened or read as a folder.
 pub fn list(dir: &Path) -> Option<Vec<Entry>> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    entries(&open(dir).ok()?)
+}
+
+/// `dir` opened to be listed (its last component followed, as `list` does).
+pub fn open(dir: &Path) -> std::io::Result<OwnedFd> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     // By the system call: musl's `open` follows O_CLOEXEC with an fcntl
     // setting it again (for kernels before 2.6.23).
     // SAFETY: a NUL-terminated path; the descriptor is owned from here on.
     let fd = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) } as libc::c_int;
     if fd < 0 {
-        return None;
+        return Err(std::io::Error::last_os_error());
     }
     // SAFETY: a descriptor just opened, owned by nothing else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The entries of the folder open as `fd` (from its start: a descriptor
+/// listed once), in the order the file system lists them; `None` when it
+/// cannot be read. An entry's kind the listing does not give is looked up
+/// in that same folder, never by a path that may name another by then.
+pub fn entries(fd: &OwnedFd) -> Option<Vec<Entry>> {
     let mut buf = Buffer([0; 16 << 10]);
     let mut out = Vec::new();
     loop {
@@ -65,31 +77,35 @@ pub fn list(dir: &Path) -> Option<Vec<Entry>> {
             let reclen = usize::from(u16::from_ne_bytes(filled[at + 16..at + 18].try_into().ok()?));
             let kind = filled[at + 18];
             let record = filled.get(at..at + reclen).filter(|_| reclen > 19)?;
-            let name = CStr::from_bytes_until_nul(&record[19..]).ok()?.to_bytes();
+            let name = CStr::from_bytes_until_nul(&record[19..]).ok()?;
             at += reclen;
-            if name == b"." || name == b".." {
+            if name.to_bytes() == b"." || name.to_bytes() == b".." {
                 continue;
             }
-            let name = OsStr::from_bytes(name).to_os_string();
-            let kind = if kind == libc::DT_UNKNOWN { kind_by_lstat(&dir.join(&name)) } else { kind };
-            out.push(Entry { name, ino, kind });
+            let kind = if kind == libc::DT_UNKNOWN { kind_at(fd, name) } else { kind };
+            out.push(Entry { name: OsStr::from_bytes(name.to_bytes()).to_os_string(), ino, kind });
         }
     }
     Some(out)
 }
 
-/// The `DT_*` kind of `path` (not followed), `DT_UNKNOWN` if it is gone.
-fn kind_by_lstat(path: &Path) -> u8 {
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(t) = std::fs::symlink_metadata(path).map(|m| m.file_type()) else { return libc::DT_UNKNOWN };
-    match () {
-        _ if t.is_dir() => libc::DT_DIR,
-        _ if t.is_symlink() => libc::DT_LNK,
-        _ if t.is_file() => libc::DT_REG,
-        _ if t.is_fifo() => libc::DT_FIFO,
-        _ if t.is_socket() => libc::DT_SOCK,
-        _ if t.is_char_device() => libc::DT_CHR,
-        _ if t.is_block_device() => libc::DT_BLK,
+/// The `DT_*` kind of `name` in the folder `dir` (not followed),
+/// `DT_UNKNOWN` if it is gone.
+fn kind_at(dir: &OwnedFd, name: &CStr) -> u8 {
+    // SAFETY: a zeroed stat for the kernel to fill; our descriptor and a
+    // NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+        return libc::DT_UNKNOWN;
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR => libc::DT_DIR,
+        libc::S_IFLNK => libc::DT_LNK,
+        libc::S_IFREG => libc::DT_REG,
+        libc::S_IFIFO => libc::DT_FIFO,
+        libc::S_IFSOCK => libc::DT_SOCK,
+        libc::S_IFCHR => libc::DT_CHR,
+        libc::S_IFBLK => libc::DT_BLK,
         _ => libc::DT_UNKNOWN,
     }
 }

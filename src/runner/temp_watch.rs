@@ -35,8 +35,7 @@ const MASK: u32 = libc::IN_CREATE
     | libc::IN_MOVED_TO
     | libc::IN_DELETE_SELF
     | libc::IN_MOVE_SELF
-    | libc::IN_ONLYDIR
-    | libc::IN_DONT_FOLLOW;
+    | libc::IN_ONLYDIR;
 
 /// What ends a watch: the queue overflowed, or a watched folder is gone,
 /// moved or unmounted (its watch dropped).
@@ -55,8 +54,9 @@ pub struct TempWatch {
 }
 
 impl TempWatch {
-    /// Watch every folder of `temps`; `None` when one cannot be watched
-    /// (missing, a link, not on a local file system).
+    /// Watch every folder of `temps` (each path followed, as the call
+    /// follows it to list); `None` when one cannot be watched (missing,
+    /// not on a local file system).
     pub fn of(temps: &[String]) -> Option<TempWatch> {
         // SAFETY: plain flags; a new descriptor, owned below.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
@@ -67,15 +67,28 @@ impl TempWatch {
         let inotify = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut folders = Vec::with_capacity(temps.len());
         for t in temps {
+            // The folder opened once, and the watch set on that very folder
+            // (through its descriptor) with the identity recorded from it:
+            // a path swapped meanwhile cannot put the watch on another.
             let c = CString::new(t.as_str()).ok()?;
-            // The folder the path names before and after the watch is set:
-            // the same one, or the watch may be on another.
-            let before = identity(t)?;
-            // SAFETY: our inotify descriptor, a NUL-terminated path.
-            if unsafe { libc::inotify_add_watch(fd, c.as_ptr(), MASK) } < 0 || !local(&c) || identity(t)? != before {
+            // SAFETY: a NUL-terminated path; the descriptor is owned below.
+            let at = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+            if at < 0 {
                 return None;
             }
-            folders.push(before);
+            // SAFETY: a descriptor just opened, ours.
+            let at = unsafe { OwnedFd::from_raw_fd(at) };
+            // SAFETY: a zeroed stat for the kernel to fill, our descriptor.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(at.as_raw_fd(), &mut st) } != 0 {
+                return None;
+            }
+            let through = CString::new(format!("/proc/self/fd/{}", at.as_raw_fd())).ok()?;
+            // SAFETY: our inotify descriptor, a NUL-terminated path.
+            if unsafe { libc::inotify_add_watch(fd, through.as_ptr(), MASK) } < 0 || !local(&through) {
+                return None;
+            }
+            folders.push((st.st_dev, st.st_ino));
         }
         let mut random = [0u8; 16];
         // SAFETY: a buffer of the length passed.
@@ -116,10 +129,11 @@ impl TempWatch {
     }
 }
 
-/// The folder `path` names itself (not through a last link): device and inode.
+/// The folder `path` names now (followed, as the call lists it): device
+/// and inode.
 fn identity(path: &str) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(path).ok().filter(|m| m.is_dir())?;
+    let m = std::fs::metadata(path).ok().filter(|m| m.is_dir())?;
     Some((m.dev(), m.ino()))
 }
 
