@@ -120,17 +120,16 @@ fn joined(dir: &str, name: &str) -> String {
 /// host folder came or went since, however else the temp folders changed.
 /// Also says how the folders were found, for the report.
 pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Option<&str>) -> (Vec<String>, &'static str) {
-    let opened = opened(temps);
-    let Some(cache) = cache else { return (present(temps, &opened).0.into_iter().map(|(p, _)| p).collect(), "listed") };
+    let Some(cache) = cache else { return (present(temps, &opened(temps)).0.into_iter().map(|(p, _)| p).collect(), "listed") };
     let (now_file, harmless_file) = (Path::new(cache).join(NOW), Path::new(cache).join(HARMLESS));
-    // Taken before the listing: a change while it lists is seen next time.
-    let stamps = stamps(temps, &opened);
+    // What the paths name now, against the record.
+    let now_stamps = path_stamps(temps);
     let now = now_secs();
     // The temp folders unchanged since the last listing, or no host folder
     // come or gone by the keeper's watch: the same host folders are there,
     // and what covered them then covers them now until it is time to judge
     // them again.
-    if let Some((judged, covered, how)) = read_now(&now_file, &stamps, token) {
+    if let Some((judged, covered, how)) = read_now(&now_file, &now_stamps, token) {
         if covered.is_empty() || now - judged < JUDGE_EVERY_SECS {
             return (covered, how);
         }
@@ -139,6 +138,11 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     // read in place, with no set built.
     // A listing not whole is not vouched for later: the next change in the
     // temp folders lists them again.
+    // Listed, each temp folder is opened once, and the stamps recorded are
+    // of the folders listed, taken before they are read.
+    let opened = opened(temps);
+    // Taken before the listing: a change while it lists is seen next time.
+    let stamps = stamps(temps, &opened);
     let (all, whole) = present(temps, &opened);
     let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
     let (mut judged, harmless) = read_harmless(&text);
@@ -216,6 +220,20 @@ const NOW: &str = "host-temp-now";
 
 /// Each temp folder's device, inode and change time (its entries added,
 /// removed or renamed change it), one line each.
+/// The stamps of the folders the paths name now (followed, as a listing
+/// follows them): what a record is checked against, one `stat` each.
+fn path_stamps(temps: &[String]) -> String {
+    use std::os::unix::fs::MetadataExt;
+    temps
+        .iter()
+        .map(|t| match std::fs::metadata(t).ok().filter(|m| m.is_dir()) {
+            Some(m) => format!("stamp {} {} {}.{:09} {t}\n", m.dev(), m.ino(), m.mtime(), m.mtime_nsec()),
+            None => format!("stamp - {t}\n"),
+        })
+        .collect()
+}
+
+/// The same of the folders opened to be listed.
 fn stamps(temps: &[String], opened: &[Temp]) -> String {
     temps
         .iter()
@@ -482,6 +500,7 @@ mod tests {
         let stamped = stamps(&temps, &opened);
         assert!(stamped.starts_with(&format!("stamp {} {} ", real.dev(), real.ino())), "{stamped}");
         assert!(stamped.ends_with(&format!("stamp - {}\n", temps[1])), "{stamped}");
+        assert_eq!(path_stamps(&temps), stamped, "a record's stamps and the check's differ");
         let (found, whole) = present(&temps, &opened);
         assert!(whole);
         assert_eq!(found.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(), vec![format!("{}/dsh-spill-Ab12cd", temps[0])]);
