@@ -136,12 +136,10 @@ pub fn folders(cache: Option<&str>, hosts: &[i32], temps: &[String], token: Opti
     }
     // Both sorted: each listed folder is looked up in the harmless list
     // read in place, with no set built.
-    // A listing not whole is not vouched for later: the next change in the
-    // temp folders lists them again.
-    // Listed, each temp folder is opened once, and the stamps recorded are
-    // of the folders listed, taken before they are read.
+    // Each temp folder opened once: the stamps recorded are of the folders
+    // listed, taken before they are read (a change while it lists is seen
+    // next time).
     let opened = opened(temps);
-    // Taken before the listing: a change while it lists is seen next time.
     let stamps = stamps(temps, &opened);
     let (all, whole) = present(temps, &opened);
     let text = std::fs::read_to_string(&harmless_file).unwrap_or_default();
