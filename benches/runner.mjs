@@ -12,7 +12,10 @@
 // second pass of alternating runs; a keeper's own CPU time is read from its
 // /proc entry and counted per call on top). With --against, the same
 // variants with another runner (e.g. the previous build), alternating with
-// this one, each with a fence cache of its own.
+// this one, each with a fence cache of its own. With --floor, `bash -c
+// true` also under benches/floor.c's four rungs (the kernel mechanisms a
+// fence rests on and nothing else), in the same alternation: the least any
+// runner would cost on this kernel.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,6 +27,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const againstAt = args.indexOf('--against');
 const against = againstAt < 0 ? undefined : path.resolve(args.splice(againstAt, 2)[1]);
+const floorAt = args.indexOf('--floor');
+if (floorAt >= 0) args.splice(floorAt, 1);
 const runner = args[1] ? path.resolve(args[1]) : path.join(here, '..', 'pkg', 'bin', `${process.platform}-${process.arch}`, 'dsh-allow');
 for (const r of [runner, against].filter(Boolean)) {
   if (!fs.existsSync(r)) {
@@ -96,11 +101,34 @@ function variantsOf(r, tag) {
     [`bash -c true, as the plugin, a file just made${tag}`]: [r, 'run', '--profile-file', profileFile(r, edited), '--fence-cache', c, '--', ...bash],
   };
 }
+/** benches/floor.c built static (musl where there is one), or undefined. */
+function buildFloor() {
+  const out = path.join(harness, 'floor');
+  const src = path.join(here, 'floor.c');
+  for (const [cc, flags] of [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]]) {
+    if (spawnSync(cc, ['-O2', ...flags, src, '-o', out], { stdio: 'ignore' }).status === 0) return out;
+  }
+  throw new Error('runner bench: benches/floor.c does not build (musl-gcc or cc)');
+}
+function floorVariants() {
+  const floor = buildFloor();
+  // What the default profile grants, coarsely: a lower bound on its rules.
+  const reads = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib64', '/opt', '/proc', '/dev', '/sys', home];
+  const rules = [...reads.flatMap((p) => ['-r', p]), '-w', repo, '-w', os.tmpdir(), '-w', '/dev/null'];
+  const rung = (n) => [floor, String(n), ...rules, '--', ...bash];
+  return {
+    'bash -c true, floor 0: a process between': rung(0),
+    'bash -c true, floor 1: + own pid, mounts, /proc': rung(1),
+    'bash -c true, floor 2: + Landlock': rung(2),
+    'bash -c true, floor 3: + filter, supervisor': rung(3),
+  };
+}
 const variants = {
   bare: target,
   'bash -c true, bare': bash,
   ...variantsOf(runner, ''),
   ...(against ? variantsOf(against, ' (against)') : {}),
+  ...(floorAt >= 0 ? floorVariants() : {}),
 };
 // Measured in a pass of their own, after the others: a change in the temp
 // folder is seen by every call after it, whichever variant made it.
@@ -204,6 +232,17 @@ try {
     const cpuRatio = median(cpu[k] ?? []) / bareCpu;
     const withKeeper = (median(cpu[k] ?? []) + keeper) / bareCpu;
     console.log(`bash -c true as the plugin starts it${tag}: wall ${wall.toFixed(2)}× bare, CPU ${cpuRatio.toFixed(2)}× bare (${withKeeper.toFixed(2)}× with the keeper's ${keeper.toFixed(3)} ms a call)`);
+  }
+  const floors = Object.keys(variants).filter((k) => k.includes(', floor '));
+  if (floors.length) {
+    const bareWall = median(samples['bash -c true, bare']);
+    const bareCpu = median(cpu['bash -c true, bare']);
+    for (const k of floors) {
+      console.log(`${k.slice('bash -c true, '.length)}: wall ${(median(samples[k]) / bareWall).toFixed(2)}× bare, CPU ${(median(cpu[k]) / bareCpu).toFixed(2)}× bare`);
+    }
+    const top = floors[floors.length - 1];
+    const over = median(cpu['bash -c true, as the plugin']) - median(cpu[top]);
+    console.log(`the runner over the floor's top rung: CPU +${over.toFixed(2)} ms a call, wall +${(median(samples['bash -c true, as the plugin']) - median(samples[top])).toFixed(2)} ms`);
   }
 } finally {
   fs.rmSync(ws, { recursive: true, force: true });

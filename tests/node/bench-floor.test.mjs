@@ -1,0 +1,87 @@
+// benches/floor.c is the lower bound `benches/runner.mjs --floor` sets the
+// runner against: each rung must really hold what it says it adds, or the
+// floor it measures would be cheaper than any fence.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const SOURCE = fileURLToPath(new URL('../../benches/floor.c', import.meta.url))
+const root = process.getuid?.() === 0
+
+function build(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-allow-floor-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  chmodSync(dir, 0o755)
+  const out = join(dir, 'floor')
+  const built = [['musl-gcc', ['-static']], ['cc', []]].some(([cc, flags]) => spawnSync(cc, ['-O2', ...flags, SOURCE, '-o', out]).status === 0)
+  assert.ok(built, 'benches/floor.c builds with musl-gcc or cc')
+  const work = join(dir, 'work')
+  mkdirSync(work, { mode: 0o777 })
+  chmodSync(work, 0o777)
+  // Somewhere any user may write, that no rung grants.
+  const open = join(dir, 'open')
+  mkdirSync(open)
+  chmodSync(open, 0o777)
+  return { floor: out, work, outside: join(open, 'outside') }
+}
+
+/** The floor at `rung` running `script` in bash, as this user or as nobody. */
+function floorRun({ floor, work }, rung, script, asNobody = false) {
+  const reads = ['/usr', '/etc', '/bin', '/lib', '/lib64', '/proc', '/dev'].flatMap((p) => ['-r', p])
+  const argv = [floor, String(rung), ...reads, '-w', work, '--', '/bin/bash', '-c', script]
+  const [cmd, ...args] = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ...argv] : argv
+  return spawnSync(cmd, args, { encoding: 'utf8', cwd: work })
+}
+
+const skip = process.platform !== 'linux' ? 'the floor is Linux-only' : false
+
+for (const asNobody of root ? [false, true] : [false]) {
+  const who = asNobody ? ' (as uid 65534, in a user namespace)' : ''
+
+  test(`every rung of the floor hands back the program's exit status${who}`, { skip }, (t) => {
+    const f = build(t)
+    for (const rung of [0, 1, 2, 3]) assert.equal(floorRun(f, rung, 'exit 7', asNobody).status, 7, `rung ${rung}`)
+  })
+
+  test(`from rung 1 the program is in pid and mount namespaces of its own, with its own /proc${who}`, { skip }, (t) => {
+    const f = build(t)
+    const script = 'echo $$; ls /proc | grep -c "^[0-9]"'
+    const outside = floorRun(f, 0, script, asNobody)
+    const [outsidePid, outsideSeen] = outside.stdout.trim().split('\n')
+    assert.notEqual(outsidePid, '2', 'rung 0 has no namespace')
+    const r = floorRun(f, 1, script, asNobody)
+    assert.equal(r.status, 0, r.stderr)
+    const [pid, seen] = r.stdout.trim().split('\n')
+    assert.equal(pid, '2', 'the init is 1, the program 2')
+    // The init, bash, ls and grep: nothing of the machine's.
+    assert.ok(Number(seen) <= 4 && Number(outsideSeen) > 4, `its /proc shows its own namespace (${seen} processes; outside ${outsideSeen})`)
+  })
+
+  test(`from rung 2 Landlock refuses what no rule grants and allows what one does${who}`, { skip }, (t) => {
+    const f = build(t)
+    const script = `echo in > ${f.work}/in && cat ${f.work}/in; echo out > ${f.outside} && echo WROTE`
+    const open = floorRun(f, 1, script, asNobody)
+    assert.match(open.stdout, /WROTE/, 'rung 1 fences no file')
+    rmSync(f.outside, { force: true })
+    const r = floorRun(f, 2, script, asNobody)
+    assert.match(r.stdout, /^in$/m, r.stderr)
+    assert.doesNotMatch(r.stdout, /WROTE/)
+    assert.match(r.stderr, /Permission denied/)
+    assert.equal(existsSync(f.outside), false)
+  })
+
+  test(`at rung 3 the bounding set is empty and a removal goes through the supervisor${who}`, { skip }, (t) => {
+    const f = build(t)
+    const script = `grep CapBnd /proc/self/status; touch ${f.work}/gone && rm ${f.work}/gone && echo removed; test -e ${f.work}/gone || echo absent`
+    const r = floorRun(f, 3, script, asNobody)
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, /CapBnd:\s+0+\n/)
+    assert.match(r.stdout, /removed\nabsent/)
+    const before = floorRun(f, 2, 'grep CapBnd /proc/self/status', asNobody)
+    assert.doesNotMatch(before.stdout, /CapBnd:\s+0+\n/, 'rung 2 leaves the bounding set')
+  })
+}
