@@ -3,7 +3,8 @@
  * rests on, and nothing else, so that `benches/runner.mjs --floor` can say
  * how much of a call's cost any runner would pay on this kernel.
  *
- *   floor RUNG [-r PATH]… [-w PATH]… -- PROGRAM [ARGS…]
+ *   floor RUNG [-r PATH]… [-w PATH]… [-R DIR -k N] [-H PID:FD] -- PROGRAM [ARGS…]
+ *   floor hold [-r PATH]… [-w PATH]… -R DIR -k N
  *
  * Each rung adds to the one before it:
  *   0  a process between the caller and the program (fork, exec, wait);
@@ -16,6 +17,16 @@
  *      renames to a listener, and the init as their supervisor: it sleeps
  *      in poll on the listener and the program's pidfd, and lets each
  *      removal go on.
+ *
+ * With many rules (`benches/rules.mjs --floor`): -R adds a rule on each
+ * of DIR's entries r0 … r(N-1), every third granting everything as the
+ * rules bench's store does, the rest read. `hold` builds that Landlock
+ * ruleset once and a mount namespace with each of those third entries
+ * bound writable on itself (one mount a root), prints `ready PID:FD` and
+ * keeps both until its stdin closes, as the runner's keeper holds a
+ * fence; -H runs each call in a copy of that namespace, restricted by that
+ * ruleset (taken with pidfd_getfd), as the runner's calls join the held
+ * fence. Both need root.
  *
  * No profile, no kept fence, no covers, no terminal, no supervisor: a lower
  * bound, not a fence. Exits with the program's status (125 when a
@@ -103,6 +114,9 @@ static int rung;
 static int listener = -1;
 static const char *reads[MAX_RULES], *writes[MAX_RULES];
 static int nreads, nwrites;
+static const char *rules_dir, *held;
+static int held_ruleset = -1;
+static long rules_n;
 
 static void die(const char *what) {
     fprintf(stderr, "floor: %s: %s\n", what, strerror(errno));
@@ -110,6 +124,8 @@ static void die(const char *what) {
 }
 
 /* Every right the kernel knows, by its ABI. */
+static uint64_t handled_now;
+
 static uint64_t handled_fs(int abi) {
     uint64_t all = (1ull << 13) - 1;
     if (abi >= 2) all |= FS_REFER;
@@ -123,15 +139,30 @@ static void add_rule(int ruleset, const char *path, uint64_t access) {
     if (fd < 0) return; /* a path that is not here grants nothing */
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= FILE_RIGHTS;
-    struct ll_path_beneath rule = {.allowed_access = access, .parent_fd = fd};
+    struct ll_path_beneath rule = {.allowed_access = access & handled_now, .parent_fd = fd};
     if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0) die("landlock_add_rule");
     close(fd);
 }
 
-static void landlock(void) {
+/* The rules bench's store: rN for N below `n`, every third writable. */
+static void each_rule(const char *dir, long n, void (*f)(const char *path, int writable, void *arg), void *arg) {
+    char path[4096];
+    for (long i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/r%ld", dir, i);
+        f(path, i % 3 == 0, arg);
+    }
+}
+
+static void add_store_rule(const char *path, int writable, void *arg) {
+    int ruleset = *(int *)arg;
+    add_rule(ruleset, path, writable ? ~0ull : FS_READ_FILE | FS_READ_DIR | FS_EXECUTE);
+}
+
+static int build_ruleset(void) {
     int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_VERSION);
     if (abi < 1) die("Landlock");
     uint64_t all = handled_fs(abi);
+    handled_now = all;
     struct ll_ruleset_attr attr = {.handled_access_fs = all};
     if (abi >= 6) attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
     /* The attribute's size by ABI: scopes came with 6, networks with 4. */
@@ -140,6 +171,18 @@ static void landlock(void) {
     if (ruleset < 0) die("landlock_create_ruleset");
     for (int i = 0; i < nreads; i++) add_rule(ruleset, reads[i], FS_READ_FILE | FS_READ_DIR | FS_EXECUTE);
     for (int i = 0; i < nwrites; i++) add_rule(ruleset, writes[i], all);
+    if (rules_dir) each_rule(rules_dir, rules_n, add_store_rule, &ruleset);
+    return ruleset;
+}
+
+/* The held ruleset (PID:FD), or one built here. */
+static void landlock(void) {
+    int ruleset = held_ruleset >= 0 ? held_ruleset : build_ruleset();
+    /* The call's own /proc is a new instance no held rule names. */
+    if (held_ruleset >= 0) {
+        handled_now = handled_fs((int)syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_VERSION));
+        add_rule(ruleset, "/proc", FS_READ_FILE | FS_READ_DIR);
+    }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) die("landlock_restrict_self");
     close(ruleset);
@@ -213,6 +256,26 @@ static int init(char **argv) {
     return wait_for(pid);
 }
 
+static void bind_writable(const char *path, int writable, void *arg) {
+    (void)arg;
+    if (writable && mount(path, path, NULL, MS_BIND, NULL) != 0) die(path);
+}
+
+/* A mount namespace with one bind a writable store rule, kept until stdin
+ * closes: what the keeper holds for the runner's calls. */
+static int hold(void) {
+    int ruleset = build_ruleset();
+    if (unshare(CLONE_NEWNS) != 0) die("unshare(CLONE_NEWNS)");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount --make-rprivate /");
+    if (rules_dir) each_rule(rules_dir, rules_n, bind_writable, NULL);
+    printf("ready %d:%d\n", getpid(), ruleset);
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
+}
+
 static void write_file(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) die(path);
@@ -222,13 +285,18 @@ static void write_file(const char *path, const char *text) {
 int main(int argc, char **argv) {
     int i = 2;
     if (argc < 3) goto usage;
+    int holding = strcmp(argv[1], "hold") == 0;
     rung = atoi(argv[1]);
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
         if (i + 1 >= argc || (nreads >= MAX_RULES || nwrites >= MAX_RULES)) goto usage;
         if (strcmp(argv[i], "-r") == 0) reads[nreads++] = argv[i + 1];
         else if (strcmp(argv[i], "-w") == 0) writes[nwrites++] = argv[i + 1];
+        else if (strcmp(argv[i], "-R") == 0) rules_dir = argv[i + 1];
+        else if (strcmp(argv[i], "-k") == 0) rules_n = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "-H") == 0 && strchr(argv[i + 1], ':')) held = argv[i + 1];
         else goto usage;
     }
+    if (holding) return i == argc ? hold() : 125;
     if (i + 1 >= argc || rung < 0 || rung > 3) goto usage;
     char **program = argv + i + 1;
     if (rung == 0) {
@@ -247,6 +315,19 @@ int main(int argc, char **argv) {
     int user = uid != 0;
     int ready[2];
     if (user && pipe2(ready, O_CLOEXEC) != 0) die("pipe");
+    if (held) {
+        /* Taken here: the holder's pid means nothing in the call's namespace. */
+        int pidfd = (int)syscall(SYS_pidfd_open, atoi(held), 0);
+        if (pidfd < 0) die("pidfd_open of the holder");
+        held_ruleset = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(strchr(held, ':') + 1), 0);
+        if (held_ruleset < 0) die("the held ruleset");
+        close(pidfd);
+        char ns_path[64];
+        snprintf(ns_path, sizeof ns_path, "/proc/%d/ns/mnt", atoi(held));
+        int ns = open(ns_path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || setns(ns, CLONE_NEWNS) != 0) die(ns_path);
+        close(ns);
+    }
     long flags = CLONE_NEWNS | CLONE_NEWPID | (user ? CLONE_NEWUSER : 0) | SIGCHLD;
     pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, 0, 0, 0);
     if (pid < 0) die("clone");
@@ -274,6 +355,7 @@ int main(int argc, char **argv) {
     }
     return wait_for(pid);
 usage:
-    fprintf(stderr, "usage: floor 0|1|2|3 [-r PATH]… [-w PATH]… -- PROGRAM [ARGS…]\n");
+    fprintf(stderr, "usage: floor 0|1|2|3 [-r PATH]… [-w PATH]… [-R DIR -k N] [-H PID:FD] -- PROGRAM [ARGS…]\n"
+                    "       floor hold [-r PATH]… [-w PATH]… [-R DIR -k N]\n");
     return 125;
 }

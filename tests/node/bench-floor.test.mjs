@@ -85,3 +85,21 @@ for (const asNobody of root ? [false, true] : [false]) {
     assert.doesNotMatch(before.stdout, /CapBnd:\s+0+\n/, 'rung 2 leaves the bounding set')
   })
 }
+
+test('a held floor: calls copy the holder\'s mount namespace (one bind a writable rule) and join its Landlock ruleset', { skip: skip || (!root && 'hold needs root') }, async (t) => {
+  const f = build(t)
+  const store = join(f.work, 'rules')
+  for (let i = 0; i < 30; i += 1) mkdirSync(join(store, `r${i}`), { recursive: true })
+  const { spawn } = await import('node:child_process')
+  const reads = ['/usr', '/etc', '/bin', '/lib', '/lib64', '/dev'].flatMap((p) => ['-r', p])
+  const holder = spawn(f.floor, ['hold', ...reads, '-R', store, '-k', '30'], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.after(() => holder.stdin.end())
+  const ready = await new Promise((resolve) => holder.stdout.once('data', (d) => resolve(String(d).trim())))
+  assert.match(ready, /^ready \d+:\d+$/)
+  const script = `grep -c " ${store}/" /proc/self/mountinfo; echo a > ${store}/r3/x && echo wrote-r3; echo a > ${store}/r4/x || echo refused-r4`
+  const r = spawnSync(f.floor, ['3', '-H', ready.split(' ')[1], '--', '/bin/bash', '-c', script], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.stdout.trim().split('\n'), ['10', 'wrote-r3', 'refused-r4'])
+  const mine = spawnSync('grep', ['-c', ` ${store}/`, '/proc/self/mountinfo'], { encoding: 'utf8' })
+  assert.equal(mine.stdout.trim(), '0', 'the binds stay in the held namespace')
+})
