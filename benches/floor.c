@@ -4,7 +4,7 @@
  * how much of a call's cost any runner would pay on this kernel.
  *
  *   floor RUNG [-r PATH]… [-w PATH]… [-R DIR -k N] [-H PID:FD] -- PROGRAM [ARGS…]
- *   floor hold [-r PATH]… [-w PATH]… -R DIR -k N
+ *   floor hold [-r PATH]… [-w PATH]… -R DIR -k N [-M]
  *
  * Each rung adds to the one before it:
  *   0  a process between the caller and the program (fork, exec, wait);
@@ -14,9 +14,10 @@
  *      -r paths readable and executable, -w paths granted everything,
  *      signals and abstract sockets scoped;
  *   3  the bounding set emptied, a seccomp filter that hands removals and
- *      renames to a listener, and the init as their supervisor: it sleeps
- *      in poll on the listener and the program's pidfd, and lets each
- *      removal go on.
+ *      renames to a listener (and kills x32 calls), and the init as their
+ *      supervisor: it sleeps in poll on the listener and the program's
+ *      pidfd, and lets each removal go on (refuses it with EPERM when
+ *      FLOOR_REFUSE is set, so a test can see that it decides).
  *
  * With many rules (`benches/rules.mjs --floor`): -R adds a rule on each
  * of DIR's entries r0 … r(N-1), every third granting everything as the
@@ -26,10 +27,14 @@
  * keeps both until its stdin closes, as the runner's keeper holds a
  * fence; -H runs each call in a copy of that namespace, restricted by that
  * ruleset (taken with pidfd_getfd), as the runner's calls join the held
- * fence. Both need root.
+ * fence. Each call adds a rule for its own /proc to the held ruleset, as
+ * the runner's do, so a byte `r` on the holder's stdin builds it afresh
+ * (the runner's keeper does so every 32 calls). -M holds no binds: the
+ * rules' Landlock part alone. Both need root.
  *
- * No profile, no kept fence, no covers, no terminal, no supervisor: a lower
- * bound, not a fence. Exits with the program's status (125 when a
+ * No profile, no kept fence, no covers, no terminal, no hand: a lower bound
+ * for a runner built this way (an init, its own /proc, a supervisor in
+ * poll), not a fence. Exits with the program's status (125 when a
  * mechanism fails). Built static against musl where there is one (glibc's
  * static start probes the CPU, which a VM traps).
  */
@@ -83,6 +88,8 @@ struct sock_fprog {
 };
 #define BPF_LD_W_ABS 0x20
 #define BPF_JEQ_K 0x15
+#define BPF_JGE_K 0x35
+#define X32_SYSCALL_BIT 0x40000000u
 #define BPF_RET_K 0x06
 #define AUDIT_ARCH_X86_64 0xc000003eu
 #define RET_ALLOW 0x7fff0000u
@@ -115,7 +122,7 @@ static int listener = -1;
 static const char *reads[MAX_RULES], *writes[MAX_RULES];
 static int nreads, nwrites;
 static const char *rules_dir, *held;
-static int held_ruleset = -1;
+static int held_ruleset = -1, no_binds;
 static long rules_n;
 
 static void die(const char *what) {
@@ -190,19 +197,26 @@ static void landlock(void) {
 
 /* Removals and renames go to the listener; everything else runs. */
 static void seccomp_listener(void) {
-    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++) {
+    /* Up to the first number the kernel does not know. */
+    for (int cap = 0;; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+        if (errno != EINVAL) die("PR_CAPBSET_DROP");
+        break;
     }
     static const uint32_t handed[] = {SYS_unlink, SYS_unlinkat, SYS_rmdir, SYS_rename, SYS_renameat, SYS_renameat2};
     enum { N = sizeof handed / sizeof handed[0] };
-    struct sock_filter f[4 + N + 2];
+    struct sock_filter f[5 + N + 3];
     int i = 0;
     f[i++] = (struct sock_filter){BPF_LD_W_ABS, 0, 0, 4}; /* arch */
     f[i++] = (struct sock_filter){BPF_JEQ_K, 1, 0, AUDIT_ARCH_X86_64};
     f[i++] = (struct sock_filter){BPF_RET_K, 0, 0, RET_KILL_PROCESS};
     f[i++] = (struct sock_filter){BPF_LD_W_ABS, 0, 0, 0}; /* nr */
+    /* x32 numbers name the same calls: to the last instruction, a kill. */
+    f[i++] = (struct sock_filter){BPF_JGE_K, (uint8_t)(N + 2), 0, X32_SYSCALL_BIT};
     for (int n = 0; n < N; n++) f[i++] = (struct sock_filter){BPF_JEQ_K, (uint8_t)(N - n), 0, handed[n]};
     f[i++] = (struct sock_filter){BPF_RET_K, 0, 0, RET_ALLOW};
     f[i++] = (struct sock_filter){BPF_RET_K, 0, 0, RET_USER_NOTIF};
+    f[i++] = (struct sock_filter){BPF_RET_K, 0, 0, RET_KILL_PROCESS};
     struct sock_fprog prog = {.len = (unsigned short)i, .filter = f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
     listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, FILTER_NEW_LISTENER, &prog);
@@ -213,6 +227,7 @@ static void seccomp_listener(void) {
 static void supervise(pid_t pid) {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pidfd < 0) die("pidfd_open");
+    int refuse = getenv("FLOOR_REFUSE") != NULL;
     struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = listener, .events = POLLIN}};
     for (;;) {
         if (poll(fds, 2, -1) < 0) {
@@ -223,9 +238,14 @@ static void supervise(pid_t pid) {
         if (fds[1].revents & POLLIN) {
             struct notif n;
             memset(&n, 0, sizeof n);
-            if (ioctl(listener, NOTIF_RECV, &n) != 0) continue; /* gone before it was read */
-            struct notif_resp r = {.id = n.id, .flags = NOTIF_CONTINUE};
-            ioctl(listener, NOTIF_SEND, &r);
+            if (ioctl(listener, NOTIF_RECV, &n) != 0) {
+                if (errno == ENOENT || errno == EINTR) continue; /* gone before it was read */
+                die("SECCOMP_IOCTL_NOTIF_RECV");
+            }
+            struct notif_resp r = {.id = n.id};
+            if (refuse) r.error = -EPERM;
+            else r.flags = NOTIF_CONTINUE;
+            if (ioctl(listener, NOTIF_SEND, &r) != 0 && errno != ENOENT) die("SECCOMP_IOCTL_NOTIF_SEND");
         }
     }
     close(pidfd);
@@ -241,7 +261,8 @@ static int wait_for(pid_t pid) {
 
 /* The init: its own /proc, the fence, then the program beside it. */
 static int init(char **argv) {
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount --make-rprivate /");
+    /* A held namespace was made private when it was built. */
+    if (!held && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount --make-rprivate /");
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) die("mount /proc");
     if (rung >= 2) landlock();
     if (rung >= 3) seccomp_listener();
@@ -267,11 +288,16 @@ static int hold(void) {
     int ruleset = build_ruleset();
     if (unshare(CLONE_NEWNS) != 0) die("unshare(CLONE_NEWNS)");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("mount --make-rprivate /");
-    if (rules_dir) each_rule(rules_dir, rules_n, bind_writable, NULL);
+    if (rules_dir && !no_binds) each_rule(rules_dir, rules_n, bind_writable, NULL);
     printf("ready %d:%d\n", getpid(), ruleset);
     fflush(stdout);
     char c;
     while (read(0, &c, 1) > 0) {
+        /* Afresh, at the same number: a call takes the old or the new. */
+        if (c != 'r') continue;
+        int fresh = build_ruleset();
+        if (dup2(fresh, ruleset) < 0) die("dup2");
+        close(fresh);
     }
     return 0;
 }
@@ -288,6 +314,11 @@ int main(int argc, char **argv) {
     int holding = strcmp(argv[1], "hold") == 0;
     rung = atoi(argv[1]);
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+        if (strcmp(argv[i], "-M") == 0) {
+            no_binds = 1;
+            i--; /* a flag: one word, not two */
+            continue;
+        }
         if (i + 1 >= argc || (nreads >= MAX_RULES || nwrites >= MAX_RULES)) goto usage;
         if (strcmp(argv[i], "-r") == 0) reads[nreads++] = argv[i + 1];
         else if (strcmp(argv[i], "-w") == 0) writes[nwrites++] = argv[i + 1];
@@ -356,6 +387,6 @@ int main(int argc, char **argv) {
     return wait_for(pid);
 usage:
     fprintf(stderr, "usage: floor 0|1|2|3 [-r PATH]… [-w PATH]… [-R DIR -k N] [-H PID:FD] -- PROGRAM [ARGS…]\n"
-                    "       floor hold [-r PATH]… [-w PATH]… [-R DIR -k N]\n");
+                    "       floor hold [-r PATH]… [-w PATH]… [-R DIR -k N] [-M]\n");
     return 125;
 }

@@ -14,10 +14,11 @@
 //            --against OLD, the kept case of another runner too (e.g. the
 //            previous build), alternating with this one;
 //   floor    with --floor (root): /bin/true under benches/floor.c's top
-//            rung with a Landlock rule for each stored rule, in a copy of a
-//            held mount namespace with one bind a writable rule: what the
-//            kernel's two per-rule parts cost a call, alternating with the
-//            runner;
+//            rung with a held Landlock ruleset (a rule for each stored
+//            rule, built afresh every 32 calls as the keeper does), in a
+//            copy of a held mount namespace with one bind a writable rule,
+//            and again with no binds: what the kernel's two per-rule parts
+//            cost a call, alternating with the runner;
 //   host     with --host: a real DSH session (headless, scripted model),
 //            wall time per bash call from the first pre-execute listener to
 //            tools/result, 30 calls per session.
@@ -148,25 +149,41 @@ function profileBench(n) {
 /** benches/floor.c built static (musl where there is one). */
 function buildFloor() {
   const out = path.join(root, 'floor')
-  const ok = [['musl-gcc', ['-static']], ['cc', []]].some(([cc, flags]) => spawnSync(cc, ['-O2', ...flags, path.join(here, 'floor.c'), '-o', out]).status === 0)
+  const ok = [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]].some(([cc, flags]) => spawnSync(cc, ['-O2', ...flags, path.join(here, 'floor.c'), '-o', out]).status === 0)
   if (!ok) throw new Error('rules bench: benches/floor.c does not build')
   return out
 }
 const floorBin = withFloor ? buildFloor() : undefined
 
-/** A held mount namespace with one bind per writable rule of the first n; its argv for a call. */
-async function floorHeld(n) {
+/**
+ * A holder of the first n rules' Landlock ruleset and of a mount namespace
+ * with one bind a writable rule (none with `binds: false`); `argv` runs a
+ * call joined to both, `next()` before each call has the ruleset built
+ * afresh every 32 calls (each call adds its own /proc's rule to it).
+ */
+async function floorHeld(n, { binds = true } = {}) {
   const reads = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib64', '/proc', '/dev'].flatMap((p) => ['-r', p])
-  const holder = spawn(floorBin, ['hold', ...reads, '-w', ws, '-R', path.join(root, 'rules'), '-k', String(n)], { stdio: ['pipe', 'pipe', 'inherit'] })
-  const ready = await new Promise((resolve, reject) => {
-    holder.stdout.once('data', (d) => resolve(String(d).trim()))
-    holder.once('exit', (code) => reject(new Error(`floor hold exited ${code}`)))
-  })
-  const at = ready.split(' ')[1]
-  return { argv: [floorBin, '3', '-H', at, '--', '/bin/true'], close: () => holder.stdin.end() }
+  const args = ['hold', ...reads, '-w', ws, '-R', path.join(root, 'rules'), '-k', String(n), ...(binds ? [] : ['-M'])]
+  const holder = spawn(floorBin, args, { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise((resolve) => holder.once('exit', resolve))
+  const ready = await Promise.race([
+    new Promise((resolve) => holder.stdout.once('data', (d) => resolve(String(d).trim()))),
+    exited.then((code) => { throw new Error(`floor hold exited ${code}`) }),
+  ])
+  let calls = 0
+  return {
+    argv: [floorBin, '3', '-H', ready.split(' ')[1], '--', '/bin/true'],
+    next: () => {
+      if (++calls % 32 === 0) holder.stdin.write('r')
+    },
+    close: async () => {
+      holder.stdin.end()
+      await exited
+    },
+  }
 }
 
-function runnerBench(file, rounds, floor) {
+function runnerBench(file, rounds, floors = []) {
   const run = (argv) => {
     const t = performance.now()
     const r = spawnSync(argv[0], argv.slice(1), { cwd: ws })
@@ -186,13 +203,16 @@ function runnerBench(file, rounds, floor) {
   const bare = []
   const keptT = []
   const oldT = []
-  const floorT = []
+  const floorT = floors.map(() => [])
   const keeperAt = [keeperCpu(runner, fenceCache), old && keeperCpu(against, againstCache)]
   for (let i = 0; i < rounds; i += 1) {
     bare.push(run(['/bin/true']))
     keptT.push(run(kept))
     if (old) oldT.push(run(old))
-    if (floor) floorT.push(run(floor))
+    floors.forEach((f, k) => {
+      f.next()
+      floorT[k].push(run(f.argv))
+    })
   }
   // The keeper's CPU a call (the ruleset it builds for the calls, its answers).
   const keeperOf = (r, c, at) => (at === undefined ? undefined : (keeperCpu(r, c) - at) / rounds)
@@ -200,7 +220,7 @@ function runnerBench(file, rounds, floor) {
   const compiledT = []
   for (let i = 0; i < Math.max(5, rounds / 10); i += 1) compiledT.push(run(compiled))
   const b = median(bare)
-  return { bare: b, kept: median(keptT) - b, old: old ? median(oldT) - b : undefined, floor: floor ? median(floorT) - b : undefined, compiled: median(compiledT) - b, held, keeper }
+  return { bare: b, kept: median(keptT) - b, old: old ? median(oldT) - b : undefined, floors: floorT.map((t) => median(t) - b), compiled: median(compiledT) - b, held, keeper }
 }
 
 async function hostBench(n) {
@@ -225,14 +245,14 @@ console.log(`rules bench: ${os.cpus().length} cores, load ${os.loadavg().map((x)
 for (const n of COUNTS) {
   const d = decideBench(n)
   const p = profileBench(n)
-  const held = withFloor ? await floorHeld(n) : undefined
-  const r = runnerBench(p.file, n >= 10_000 ? 40 : 100, held?.argv)
-  held?.close()
+  const floors = withFloor ? [await floorHeld(n), await floorHeld(n, { binds: false })] : []
+  const r = runnerBench(p.file, n >= 10_000 ? 40 : 100, floors)
+  for (const f of floors) await f.close()
   console.log(`\n${n} rules (profile ${(p.bytes / 1024).toFixed(0)} KiB)`)
   console.log(`  decide: first after a change ${ms(d.first)}; repeated median ${us(median(d.repeated))} p99 ${us(p99(d.repeated))}; as in a session median ${us(median(d.session))} p99 ${us(p99(d.session))}`)
   console.log(`  plugin: request key ${ms(median(d.key))}; profile by file ${ms(median(p.times))} (first, written: ${ms(p.first)})`)
   console.log(`  runner over a bare exec (${ms(r.bare)}): kept fence +${ms(r.kept)} (${r.held})${r.old === undefined ? '' : `, the other runner's kept fence +${ms(r.old)}`}, compiled +${ms(r.compiled)}`)
-  if (r.floor !== undefined) console.log(`  the floor over a bare exec: +${ms(r.floor)} (Landlock's ${n} rules and ${Math.ceil(n / 3)} mounts copied, nothing else)`)
+  if (r.floors.length) console.log(`  the floor over a bare exec: +${ms(r.floors[0])} (Landlock's ${n} rules and ${Math.ceil(n / 3)} mounts copied, nothing else); without the mounts +${ms(r.floors[1])}`)
   const cpu = (k) => (k === undefined ? 'no keeper' : ms(k))
   console.log(`  the keeper's CPU a call: ${cpu(r.keeper[0])}${against ? `; the other runner's keeper ${cpu(r.keeper[1])}` : ''} (to the clock's 10 ms tick over the rounds)`)
   if (withHost) {
