@@ -1,7 +1,8 @@
 /*
  * The floor under a fenced call: the kernel mechanisms dsh-allow's promise
  * rests on, and nothing else, so that `benches/runner.mjs --floor` can say
- * how much of a call's cost any runner would pay on this kernel.
+ * how much of a call's cost the runner would pay on this kernel whatever
+ * else it did.
  *
  *   floor RUNG [-r PATH]… [-w PATH]… [-R DIR -k N] [-H PID:FD] -- PROGRAM [ARGS…]
  *   floor hold [-r PATH]… [-w PATH]… -R DIR -k N [-M]
