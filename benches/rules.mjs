@@ -30,6 +30,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildFloor } from './floor-build.mjs'
 import { keeperCpu } from './keeper-cpu.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -146,14 +147,7 @@ function profileBench(n) {
   return { times: times.slice(1), first: times[0], file, bytes: fs.statSync(file).size }
 }
 
-/** benches/floor.c built static (musl where there is one). */
-function buildFloor() {
-  const out = path.join(root, 'floor')
-  const ok = [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]].some(([cc, flags]) => spawnSync(cc, ['-O2', ...flags, path.join(here, 'floor.c'), '-o', out]).status === 0)
-  if (!ok) throw new Error('rules bench: benches/floor.c does not build')
-  return out
-}
-const floorBin = withFloor ? buildFloor() : undefined
+const floorBin = withFloor ? buildFloor(path.join(root, 'floor')) : undefined
 
 /**
  * A holder of the first n rules' Landlock ruleset and of a mount namespace

@@ -23,6 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFloor } from './floor-build.mjs';
 import { keeperCpu as keeperCpuOf } from './keeper-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -103,17 +104,8 @@ function variantsOf(r, tag) {
     [`bash -c true, as the plugin, a file just made${tag}`]: [r, 'run', '--profile-file', profileFile(r, edited), '--fence-cache', c, '--', ...bash],
   };
 }
-/** benches/floor.c built static (musl where there is one), or undefined. */
-function buildFloor() {
-  const out = path.join(harness, 'floor');
-  const src = path.join(here, 'floor.c');
-  for (const [cc, flags] of [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]]) {
-    if (spawnSync(cc, ['-O2', ...flags, src, '-o', out], { stdio: 'ignore' }).status === 0) return out;
-  }
-  throw new Error('runner bench: benches/floor.c does not build (musl-gcc or cc)');
-}
 function floorVariants() {
-  const floor = buildFloor();
+  const floor = buildFloor(path.join(harness, 'floor'));
   // What the default profile grants, coarsely: 14 rules, against ~230.
   const reads = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib64', '/opt', '/proc', '/dev', '/sys', home];
   const rules = [...reads.flatMap((p) => ['-r', p]), '-w', repo, '-w', os.tmpdir(), '-w', '/dev/null'];

@@ -3,13 +3,12 @@
 // floor it measures would be cheaper than any fence.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { buildFloor } from '../../benches/floor-build.mjs'
 
-const SOURCE = fileURLToPath(new URL('../../benches/floor.c', import.meta.url))
 const root = process.getuid?.() === 0
 const TIMEOUT = 10_000
 
@@ -20,11 +19,8 @@ function floorBinary() {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-allow-floor-bin-'))
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
   chmodSync(dir, 0o755)
-  const out = join(dir, 'floor')
-  const built = [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]].some(([cc, flags]) => spawnSync(cc, ['-O2', ...flags, SOURCE, '-o', out]).status === 0)
-  assert.ok(built, 'benches/floor.c builds with musl-gcc or cc')
-  binary = out
-  return out
+  binary = buildFloor(join(dir, 'floor'))
+  return binary
 }
 
 /** A world for one test: the floor, a folder granted write, one not granted. */
@@ -128,7 +124,6 @@ test('a held floor: calls copy the holder\'s mount namespace (one bind a writabl
   const f = build(t)
   const store = join(f.work, 'rules')
   for (let i = 0; i < 30; i += 1) mkdirSync(join(store, `r${i}`), { recursive: true })
-  const { spawn } = await import('node:child_process')
   const reads = ['/usr', '/etc', '/bin', '/lib', '/lib64', '/dev'].flatMap((p) => ['-r', p])
   const holder = spawn(f.floor, ['hold', ...reads, '-R', store, '-k', '30'], { stdio: ['pipe', 'pipe', 'inherit'] })
   t.after(() => holder.stdin.end())
