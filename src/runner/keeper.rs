@@ -511,9 +511,10 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, temps: &mut Option<TempWatch>, abi:
                 held.clear();
                 *temps = None;
             }
+            let mut same = SameMounts { asker: &asker, known: None };
             // With no view of the mount table, no token either.
             let temp = match (temp_folders, mounts) {
-                (Some(t), Some(_)) => temp_line(temps, t, &asker),
+                (Some(t), Some(_)) => temp_line(temps, t, &mut same),
                 _ => String::new(),
             };
             let Some(k) = held.iter_mut().find(|k| k.name == name) else {
@@ -529,7 +530,7 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, temps: &mut Option<TempWatch>, abi:
             text.push_str(&temp);
             // With no view of the mount table, nothing is vouched for.
             if let (Some(v), Some(_)) = (version, mounts) {
-                text.push_str(&vouch(k, v, &asker));
+                text.push_str(&vouch(k, v, &mut same));
             }
             let _ = send(c.as_raw_fd(), text.as_bytes(), &out);
             if k.next.is_some() {
@@ -587,9 +588,9 @@ fn answer(c: &OwnedFd, held: &mut Vec<Kept>, temps: &mut Option<TempWatch>, abi:
 /// The temp folders' token as the answer's next line, when the asker sees
 /// the mounts the keeper sees (the temp folders watched here are its own);
 /// the watch is set again for other temp folders, or once it ended.
-fn temp_line(watch: &mut Option<TempWatch>, temp_folders: &str, asker: &OwnedFd) -> String {
+fn temp_line(watch: &mut Option<TempWatch>, temp_folders: &str, same: &mut SameMounts) -> String {
     let wanted: Vec<String> = temp_folders.split('\t').map(str::to_string).collect();
-    if wanted.iter().any(|t| !t.starts_with('/')) || !same_mounts(asker) {
+    if wanted.iter().any(|t| !t.starts_with('/')) || !same.get() {
         return String::new();
     }
     if watch.as_ref().is_none_or(|w| w.ended() || w.temps() != wanted.as_slice()) {
@@ -601,9 +602,9 @@ fn temp_line(watch: &mut Option<TempWatch>, temp_folders: &str, asker: &OwnedFd)
 /// What the keeper vouches for, as the answer's lines after the first:
 /// `vouched` and each folder it does not vouch for, when its watch is of
 /// `version` and the asker sees the mounts the keeper sees; else nothing.
-fn vouch(k: &mut Kept, version: &str, asker: &OwnedFd) -> String {
+fn vouch(k: &mut Kept, version: &str, same: &mut SameMounts) -> String {
     let Some(w) = k.watch.as_mut().filter(|w| w.version() == version) else { return String::new() };
-    if !same_mounts(asker) {
+    if !same.get() {
         return String::new();
     }
     // Every change made before the call asked is queued by now.
@@ -617,6 +618,19 @@ fn vouch(k: &mut Kept, version: &str, asker: &OwnedFd) -> String {
         return String::new();
     }
     out
+}
+
+/// [`same_mounts`] of one asker, looked up once for the whole answer (the
+/// temp folders' token and what is vouched for both ask it).
+struct SameMounts<'a> {
+    asker: &'a OwnedFd,
+    known: Option<bool>,
+}
+
+impl SameMounts<'_> {
+    fn get(&mut self) -> bool {
+        *self.known.get_or_insert_with(|| same_mounts(self.asker))
+    }
 }
 
 /// Whether the process whose /proc folder is `proc` is in this process's
