@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -248,11 +248,8 @@ fn folder_lines(block: &str) -> impl Iterator<Item = Option<(&str, Option<&str>)
         }
         let f = l.strip_prefix("folder ")?;
         // Four numbers, then the path (which may hold spaces).
-        let mut cut = 0;
-        for _ in 0..4 {
-            cut += f[cut..].find(' ')? + 1;
-        }
-        Some((&f[cut..], Some(&f[..cut - 1])))
+        let path = after_fields(f, 4)?;
+        Some((path, Some(&f[..f.len() - path.len() - 1])))
     })
 }
 
@@ -294,8 +291,9 @@ fn found_line<'t>(kind: &str, rest: &'t str) -> Option<(&'t str, Looked)> {
 }
 
 fn rule_line(rest: &str) -> Option<(String, u64)> {
-    let (access, path) = rest.split_once(' ')?;
-    Some((path.to_string(), access.parse().ok()?))
+    let space = rest.bytes().position(|c| c == b' ')?;
+    // A space is one byte: both sides are whole characters.
+    Some((rest[space + 1..].to_string(), rest[..space].parse().ok()?))
 }
 
 /// The entries of a folder as compiling around a shut path reads them: each
@@ -460,13 +458,16 @@ impl Reused {
     pub fn rules(&self) -> Option<Rules> {
         // The rules come last, after the lookups and listings and before
         // `end` (an entry is whole): read back from there, not through
-        // the lookups.
-        let mut rules = Vec::new();
+        // the lookups, then parsed in order into room made for them all.
+        let mut lines = Vec::new();
         for line in self.body().strip_suffix("end\n")?.rsplit_terminator('\n') {
             let Some(rest) = line.strip_prefix("rule ") else { break };
+            lines.push(rest);
+        }
+        let mut rules = Vec::with_capacity(lines.len());
+        for rest in lines.into_iter().rev() {
             rules.push(rule_line(rest)?);
         }
-        rules.reverse();
         Some(Rules { handled: self.handled, rules })
     }
 
@@ -795,7 +796,7 @@ fn after_fields(line: &str, n: usize) -> Option<&str> {
 fn read_slot(slot: &Path) -> Option<(String, String)> {
     // No symlink anywhere on the way: the profile protects the folder by
     // its real path, so a link in the spelling could lead elsewhere.
-    let mut f = std::fs::File::from(open_no_symlinks(slot).ok()?);
+    let f = std::fs::File::from(open_no_symlinks(slot).ok()?);
     let m = f.metadata().ok()?;
     // Ours alone: owned by us and written by nobody else.
     // SAFETY: geteuid has no preconditions.
@@ -803,19 +804,30 @@ fn read_slot(slot: &Path) -> Option<(String, String)> {
         return None;
     }
     // Plain reads into room for the whole file (read_to_string would ask
-    // for the size and position first: two more system calls).
-    let mut buf = vec![0u8; m.len() as usize + 1];
-    let mut n = 0;
+    // for the size and position first: two more system calls), room the
+    // kernel fills without it being zeroed first.
+    let room = m.len() as usize + 1;
+    let mut buf: Vec<u8> = Vec::with_capacity(room);
     loop {
-        match f.read(&mut buf[n..]).ok()? {
-            0 => break,
-            k => n += k,
-        }
-        if n == buf.len() {
+        let spare = buf.spare_capacity_mut();
+        if spare.is_empty() {
             return None;
         }
+        // SAFETY: read(2) into the spare room, of the length passed; it
+        // writes at most that many bytes, which are then initialized.
+        let k = unsafe { libc::read(std::os::fd::AsRawFd::as_raw_fd(&f), spare.as_mut_ptr().cast(), spare.len()) };
+        match k {
+            0 => break,
+            k if k < 0 => {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return None;
+            }
+            // SAFETY: the kernel wrote `k` bytes just past the length.
+            k => unsafe { buf.set_len(buf.len() + k as usize) },
+        }
     }
-    buf.truncate(n);
     let text = String::from_utf8(buf).ok()?;
     let version = format!("{}:{}:{}:{}", m.dev(), m.ino(), m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128);
     // Whole: written at once and renamed into place, it ends so.
