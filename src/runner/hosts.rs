@@ -20,7 +20,7 @@ use super::procs::{start_time, Proc};
 #[derive(Clone, Debug, Default)]
 pub struct Hosts {
     /// Named by the profile (and the runner's parent), as started then.
-    named: Vec<Proc>,
+    named: Arc<Vec<Named>>,
     /// Whose processes count: this user's.
     uid: u32,
     /// Each process seen so far, by pid and start time: a DSH host or not.
@@ -29,12 +29,12 @@ pub struct Hosts {
 
 impl Hosts {
     pub fn new(named: &[i32], uid: u32) -> Hosts {
-        Hosts { named: named.iter().filter_map(|&p| Proc::of(p)).collect(), uid, seen: Default::default() }
+        Hosts { named: Arc::new(named.iter().filter_map(|&p| Named::of(p)).collect()), uid, seen: Default::default() }
     }
 
     /// Every DSH host process running now.
     pub fn live(&self) -> Vec<i32> {
-        let mut out: Vec<i32> = self.named.iter().filter(|p| p.alive()).map(|p| p.pid).collect();
+        let mut out: Vec<i32> = self.named.iter().filter_map(Named::alive).collect();
         let Ok(dir) = std::fs::read_dir("/proc") else { return out };
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut now: HashMap<i32, (u64, bool)> = HashMap::with_capacity(seen.len());
@@ -52,6 +52,42 @@ impl Hosts {
         }
         *seen = now;
         out
+    }
+}
+
+/// A named host process. A pidfd names that very process (not a later
+/// one given its pid) and costs one system call, where its start time is a
+/// read of its /proc entry; the start time where pidfds are missing.
+#[derive(Debug)]
+enum Named {
+    Fd(i32, std::os::fd::OwnedFd),
+    Stat(Proc),
+}
+
+impl Named {
+    fn of(pid: i32) -> Option<Named> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open with a pid and no flags.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd >= 0 {
+            // SAFETY: a descriptor just made, ours alone.
+            return Some(Named::Fd(pid, unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) }));
+        }
+        Proc::of(pid).map(Named::Stat)
+    }
+
+    /// Its pid while it runs (or has ended and not been reaped).
+    fn alive(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Named::Fd(pid, fd) => {
+                // SAFETY: signal 0 (nothing sent, only the check) by pidfd.
+                let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), 0, std::ptr::null::<libc::siginfo_t>(), 0) };
+                // Not ours to signal is still there: only ESRCH says it ended.
+                (r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)).then_some(*pid)
+            }
+            Named::Stat(p) => p.alive().then_some(p.pid),
+        }
     }
 }
 
@@ -92,6 +128,18 @@ mod tests {
         assert!(!is_dsh_command(b"node\0server.js\0--name\0dsh\0"), "an argument that merely says dsh is not DSH");
         assert!(!is_dsh_command(b"python3\0-m\0http.server\0"));
         assert!(!is_dsh_command(b"/usr/bin/dshell\0"));
+    }
+
+    #[test]
+    fn a_named_host_counts_while_it_runs_and_not_once_it_has_ended() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id() as i32;
+        // SAFETY: getuid has no preconditions.
+        let hosts = Hosts::new(&[pid], unsafe { libc::getuid() });
+        assert!(hosts.live().contains(&pid), "a named host that runs is live");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!hosts.live().contains(&pid), "an ended host is not (nor whatever takes its pid later)");
     }
 
     #[test]
