@@ -100,17 +100,23 @@ pub const ROOT_KEEPS: &[u32] = &[
 /// clear the ambient set. Needed only as root; in the user namespace an
 /// ordinary user's runner enters, exec already leaves the command none.
 pub fn drop_capabilities() -> Result<(), String> {
-    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(63);
     // SAFETY: prctl with integer arguments.
     unsafe {
         libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-        for cap in 0..=last {
-            if !ROOT_KEEPS.contains(&cap) && libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+        // Up to the first number this kernel does not know (EINVAL), which
+        // /proc/sys/kernel/cap_last_cap would say at the price of a file
+        // read; a drop (new credentials each time) only for what is there.
+        for cap in 0..64u32 {
+            let there = libc::prctl(libc::PR_CAPBSET_READ, cap as libc::c_ulong, 0, 0, 0);
+            if there < 0 {
                 let e = std::io::Error::last_os_error();
-                // EINVAL: a number this kernel does not know.
-                if e.raw_os_error() != Some(libc::EINVAL) {
-                    return Err(format!("cannot drop capability {cap}: {e}"));
+                if e.raw_os_error() == Some(libc::EINVAL) {
+                    break;
                 }
+                return Err(format!("cannot read capability {cap} of the bounding set: {e}"));
+            }
+            if there == 1 && !ROOT_KEEPS.contains(&cap) && libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(format!("cannot drop capability {cap}: {}", std::io::Error::last_os_error()));
             }
         }
     }
