@@ -212,6 +212,9 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     // Code caches (made empty where missing) to be shut.
     let caches = code_caches::prepare(&req, &opened);
     let launch: Vec<String> = launch_present.iter().chain(&launch_missing).cloned().collect();
+    // Shared by the supervisor's model (made when first needed) and the
+    // fence the child puts up.
+    let rules = std::rc::Rc::new(rules);
     let files = files_of(&req, &opened, &rules, made, &launch, &host_folders);
     // Mounted by every call after any held namespace is joined: they
     // change between calls, so no keeper holds them.
@@ -273,9 +276,8 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
 /// the fence as the supervisor reads it (the rules, the writable mounts,
 /// what stays shut).
 #[cfg(target_os = "linux")]
-fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &linux::Rules, own: own::Own, launch: &[String], host_folders: &[String]) -> supervise::Files {
+fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &std::rc::Rc<linux::Rules>, own: own::Own, launch: &[String], host_folders: &[String]) -> supervise::Files {
     let mounts = req.persistence == crate::api::Persistence::Shut;
-    let writable = mounts.then(|| readonly::writable_roots(rules));
     let mut shut: Vec<String> = req.protected_files.iter().map(|p| crate::paths::normalize(p)).collect();
     shut.extend(req.repository_surfaces(opened));
     let removals = removals::Removals::of(req, &shut);
@@ -285,9 +287,12 @@ fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &linux::
     shut.extend(launch.iter().cloned());
     shut.extend(code_caches::shut_for(req, opened));
     shut.extend(host_folders.iter().cloned());
-    let rights = rights::Rights::new(rules, writable, shut);
-    let quick = rights.removal_roots();
-    supervise::Files { removals, own, rights, quick, own_pids: false, hand: None, refusals: Default::default() }
+    let rules = rules.clone();
+    let model: Box<dyn FnOnce() -> supervise::Model> = Box::new(move || {
+        let writable = mounts.then(|| readonly::writable_roots(&rules));
+        supervise::Model::of(rights::Rights::new(&rules, writable, shut))
+    });
+    supervise::Files { removals, own, model: std::cell::LazyCell::new(model), own_pids: false, hand: None, refusals: Default::default() }
 }
 
 /// The DSH host's processes: those the profile names, and this runner's

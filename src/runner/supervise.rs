@@ -35,13 +35,26 @@ use super::seccomp::{self, Action, Line, Notif, When};
 use super::procs::Proc;
 use super::sockets::{judge_address, unix_address, Judge};
 
+/// The fence as the supervisor reads it: made at the first removal,
+/// rename or creation the call asks about. A call that asks none (most
+/// calls that only read) never pays for it.
+pub struct Model {
+    pub rights: Rights,
+    /// Where Landlock grants removal itself (see creates.rs).
+    pub quick: Vec<String>,
+}
+
+impl Model {
+    pub fn of(rights: Rights) -> Model {
+        Model { quick: rights.removal_roots(), rights }
+    }
+}
+
 /// What the supervisor keeps about the call's files.
 pub struct Files {
     pub removals: Removals,
     pub own: Own,
-    pub rights: Rights,
-    /// Where Landlock grants removal itself (see creates.rs).
-    pub quick: Vec<String>,
+    pub model: std::cell::LazyCell<Model, Box<dyn FnOnce() -> Model>>,
     /// The call runs in a process namespace of its own (init.rs): it can
     /// name no process outside, and its pids are not the supervisor's.
     pub own_pids: bool,
@@ -660,6 +673,10 @@ fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, s
             h.end();
         }
         settle();
+        // The process leaves now, and its memory with it: freeing the
+        // model and the judge first would be work for nothing.
+        std::mem::forget(files);
+        std::mem::forget(judge);
         return leave_as(st);
     }
 }
@@ -802,7 +819,7 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
         }
         libc::SYS_sendmsg | libc::SYS_sendmmsg => return datagram(listener, &n, judge, inflight),
         libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
-            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.quick, refusals: &mut files.refusals };
+            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.model.quick, refusals: &mut files.refusals };
             return super::creates::create(listener, &n, &mut maker);
         }
         _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.ns_pid), files.own_pids),
@@ -960,12 +977,12 @@ fn removal(listener: RawFd, n: &Notif, files: &mut Files) {
     // (Landlock judges a removal on the folder that holds the entry.)
     // The caller's folder, read once for the quick look and the resolve.
     let folder = (!from_path.starts_with('/')).then(|| folder_text(n.pid, from.0)).flatten();
-    let quick_in = |t: Option<String>| t.is_some_and(|t| files.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
+    let quick_in = |t: Option<String>| t.is_some_and(|t| files.model.quick.iter().any(|q| crate::paths::within(crate::paths::parent(&t), q)));
     let dest = to.map(|(d, _)| d).zip(to_path.as_deref());
     if quick_in(textual_in(&from_path, || folder.clone())) && dest.is_none_or(|(d, p)| quick_in(textual(n.pid, d, p))) {
         return seccomp::let_run(listener, n.id);
     }
-    let mut scope = Scope { removals: &files.removals, own: &mut files.own, rights: &files.rights };
+    let mut scope = Scope { removals: &files.removals, own: &mut files.own, rights: &files.model.rights };
     let Some(source) = resolve(n.pid, from.0, &from_path, folder.as_deref()) else { return seccomp::let_run(listener, n.id) };
     let judged = match dest {
         Some((dirfd, p)) => match resolve(n.pid, dirfd, p, None) {
