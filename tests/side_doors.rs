@@ -639,6 +639,51 @@ print("CapBnd", [l.split()[1] for l in open("/proc/self/status") if l.startswith
 }
 
 #[test]
+fn the_command_runs_on_every_cpu_the_runner_was_started_with_and_on_no_more() {
+    // The runner pins the call's set-up to one CPU (affinity.rs); what the
+    // user runs, and the call's init once the set-up is over, never keep that.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("SKIP cpu affinity: this machine has one CPU, so a pinned call looks like any other");
+        return;
+    }
+    for_each_user("cpus", |w| {
+        let code = r#"
+import os, time
+print("command", sorted(os.sched_getaffinity(0)))
+# In the call's own process namespace its init is pid 1: it lets go of the
+# set-up's CPU once it has greeted the supervisor, just after this exec.
+for _ in range(100):
+    try: init = sorted(os.sched_getaffinity(1))
+    except OSError: init = None; break
+    if init == sorted(os.sched_getaffinity(0)): break
+    time.sleep(0.01)
+print("init", init)
+"#;
+        let (fenced, open) = w.both(&w.profile(json!({})), code);
+        let line = |out: &str, what: &str| out.lines().find(|l| l.starts_with(what)).map(|l| l[what.len()..].trim().to_string());
+        let all = line(&open, "command").expect("control: the probe prints its CPUs");
+        assert_eq!(line(&fenced, "command"), Some(all.clone()), "{fenced}");
+        assert!(all.contains(','), "control: more than one CPU: {all}");
+        let init = line(&fenced, "init").unwrap_or_default();
+        assert!(init == all || init == "None", "the call's init: {fenced}");
+        // Started on one CPU, the call gets that one CPU: nothing is widened.
+        let mut c = w.command(&[&w.runner.to_string_lossy(), "run", "--profile-json", &w.profile(json!({})).to_string(), "--", "/usr/bin/python3", "-c", code]);
+        // SAFETY: sched_setaffinity in the child before its exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(1, &mut one);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+                Ok(())
+            });
+        }
+        let narrowed = text(&c.output().unwrap());
+        assert_eq!(line(&narrowed, "command").as_deref(), Some("[1]"), "{narrowed}");
+    });
+}
+
+#[test]
 fn descriptors_the_parent_left_open_do_not_reach_the_command() {
     for_each_user("fds", |w| {
         let outside = w.p("outside/log");

@@ -96,6 +96,7 @@ pub fn spawn(channel: RawFd) -> Result<(), String> {
     if first == 0 {
         // SAFETY: as above.
         if unsafe { libc::fork() } == 0 {
+            super::affinity::unpin();
             serve(channel);
         }
         // SAFETY: leave without running anything of the parent's.

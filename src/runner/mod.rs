@@ -13,6 +13,8 @@
 //! execs.
 
 #[cfg(target_os = "linux")]
+pub mod affinity;
+#[cfg(target_os = "linux")]
 pub mod arena;
 #[cfg(target_os = "linux")]
 pub mod caller;
@@ -268,6 +270,8 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
         report,
         settle: Box::new(move || launch_files::settle(&launch_missing)),
     };
+    // From here the call's processes hand over to each other (affinity.rs).
+    affinity::pin_here();
     supervise::run(child, judge, files)
 }
 

@@ -303,6 +303,8 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
         }
     }
     files.own_pids = own_pids;
+    // The set-up is over: the supervisor serves the call on any CPU.
+    super::affinity::unpin();
     let listener = taken.map(|t| t.fd);
     if let Some(l) = &listener {
         seccomp::wake_synchronously(l.as_raw_fd());
@@ -462,6 +464,8 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
         };
         super::isolate::quiet_init(channel);
         let hand = child.hand.and_then(super::hand::Serving::greet);
+        // The set-up is over: the init waits on any CPU.
+        super::affinity::unpin();
         i.serve(pid, hand);
     }
     filter_and_exec((argv, watched, report), channel, own_pids, lines, &cleared)
@@ -557,6 +561,8 @@ fn filter_and_exec((argv, files, report): (&[String], bool, bool), channel: RawF
         let cleared = if cleared.is_empty() { "none".to_string() } else { cleared.join(", ") };
         eprintln!("dsh-allow sockets: supervised (environment cleared: {cleared})");
     }
+    // The command runs on the CPUs the runner was started with.
+    super::affinity::unpin();
     super::exec(argv)
 }
 
