@@ -442,7 +442,9 @@ pub fn serve(dir: &str) -> u8 {
             k.next = ruleset_of(k, abi);
         }
         held.retain(|k| k.used.elapsed() < IDLE);
-        if last.elapsed() >= IDLE || socket_identity(dir) != Some(ours) {
+        // A keeper whose socket another took over gets no more requests
+        // (they go to the new socket): the quiet poll is where it notices.
+        if last.elapsed() >= IDLE || (n == 0 && socket_identity(dir) != Some(ours)) {
             return 0;
         }
     }
