@@ -1,8 +1,8 @@
 //! Where the runner's start-up allocates: a bump arena, closed once the
 //! call's long-lived parts take over.
 //!
-//! A fenced call parses its profile, reads the kept fence and builds the
-//! supervisor's model, then execs or settles into a loop; almost nothing
+//! A fenced call parses its profile and reads the kept fence and its
+//! rules, then execs or settles into a loop; almost nothing
 //! it allocates before that is freed before the process ends. malloc's
 //! bookkeeping (and, at thousands of rules, its frees and copies on growth)
 //! is work for nothing there. The arena hands out memory by moving one

@@ -27,7 +27,9 @@ pub struct Maker<'a> {
     pub own: &'a mut Own,
     /// Folders where Landlock grants removal: made there, an entry is the
     /// kernel's business.
-    pub quick: &'a [String],
+    /// The supervisor's model of the fence, made here only when a call
+    /// gets as far as asking where Landlock grants removal itself.
+    pub model: &'a super::rights::Lazy,
     pub refusals: &'a mut Refusals,
 }
 
@@ -116,7 +118,7 @@ pub fn create(listener: RawFd, n: &Notif, m: &mut Maker) {
     }
     let text = std::str::from_utf8(&path).ok().and_then(|p| super::target::textual(n.pid, call.dirfd, p));
     if let Some(t) = &text {
-        if m.quick.iter().any(|q| crate::paths::within(crate::paths::parent(t), q)) {
+        if m.model.quick.iter().any(|q| crate::paths::within(crate::paths::parent(t), q)) {
             return seccomp::let_run(listener, n.id);
         }
         // A folder the runner made before the fence for the line: the

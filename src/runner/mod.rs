@@ -214,9 +214,7 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
     // Code caches (made empty where missing) to be shut.
     let caches = code_caches::prepare(&req, &opened);
     let launch: Vec<String> = launch_present.iter().chain(&launch_missing).cloned().collect();
-    // Shared by the supervisor's model (made when first needed) and the
-    // fence the child puts up.
-    let rules = std::rc::Rc::new(rules);
+    let rules = std::rc::Rc::new(rules); // the supervisor's model's and the child's fence's
     let files = files_of(&req, &opened, &rules, made, &launch, &host_folders);
     // Mounted by every call after any held namespace is joined: they
     // change between calls, so no keeper holds them.
@@ -270,8 +268,6 @@ fn run_fenced(req: ProfileRequest, argv: &[String], opts: &[String], made: own::
         report,
         settle: Box::new(move || launch_files::settle(&launch_missing)),
     };
-    // From here the call's processes hand over to each other (affinity.rs).
-    affinity::pin_here();
     supervise::run(child, judge, files)
 }
 
@@ -292,9 +288,9 @@ fn files_of(req: &ProfileRequest, opened: &crate::fence::Opened, rules: &std::rc
     shut.extend(code_caches::shut_for(req, opened));
     shut.extend(host_folders.iter().cloned());
     let rules = rules.clone();
-    let model: Box<dyn FnOnce() -> supervise::Model> = Box::new(move || {
+    let model: Box<dyn FnOnce() -> rights::Model> = Box::new(move || {
         let writable = mounts.then(|| readonly::writable_roots(&rules));
-        supervise::Model::of(rights::Rights::new(&rules, writable, shut))
+        rights::Model::of(rights::Rights::new(&rules, writable, shut))
     });
     supervise::Files { removals, own, model: std::cell::LazyCell::new(model), own_pids: false, hand: None, refusals: Default::default() }
 }

@@ -121,6 +121,24 @@ impl Rights {
     }
 }
 
+/// The fence as the supervisor reads it: made at the first removal or
+/// rename it judges, or creation it is asked to make. A call that makes
+/// none (most calls that only read) never pays for it.
+pub struct Model {
+    pub rights: Rights,
+    /// Where Landlock grants removal itself (see creates.rs).
+    pub quick: Vec<String>,
+}
+
+impl Model {
+    pub fn of(rights: Rights) -> Model {
+        Model { quick: rights.removal_roots(), rights }
+    }
+}
+
+/// The model, made when first read.
+pub type Lazy = std::cell::LazyCell<Model, Box<dyn FnOnce() -> Model>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

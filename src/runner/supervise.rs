@@ -30,31 +30,15 @@ use super::init::ENDING;
 use super::own::Own;
 use super::refusals::Refusals;
 use super::removals::Removals;
-use super::rights::Rights;
 use super::seccomp::{self, Action, Line, Notif, When};
 use super::procs::Proc;
 use super::sockets::{judge_address, unix_address, Judge};
-
-/// The fence as the supervisor reads it: made at the first removal,
-/// rename or creation the call asks about. A call that asks none (most
-/// calls that only read) never pays for it.
-pub struct Model {
-    pub rights: Rights,
-    /// Where Landlock grants removal itself (see creates.rs).
-    pub quick: Vec<String>,
-}
-
-impl Model {
-    pub fn of(rights: Rights) -> Model {
-        Model { quick: rights.removal_roots(), rights }
-    }
-}
 
 /// What the supervisor keeps about the call's files.
 pub struct Files {
     pub removals: Removals,
     pub own: Own,
-    pub model: std::cell::LazyCell<Model, Box<dyn FnOnce() -> Model>>,
+    pub model: super::rights::Lazy,
     /// The call runs in a process namespace of its own (init.rs): it can
     /// name no process outside, and its pids are not the supervisor's.
     pub own_pids: bool,
@@ -193,16 +177,17 @@ fn let_go_of_fence(child: &mut Child) {
     drop(std::mem::replace(&mut child.fence, Box::new(|_: &mut Between| Ok(Vec::new()))));
 }
 
-/// Run `child` under supervision; returns the exit code to leave with
-/// (when the child died of a signal this process dies of it too).
-pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
-    let settle = std::mem::replace(&mut child.settle, Box::new(|| ()));
+/// The supervisor's channel with the child, and the hand's when the call's
+/// files are watched (its end passed in `child.hand`), both passing who
+/// sends (the listener and the hand's requests are read by their sender);
+/// the supervisor becomes the subreaper of what the call leaves.
+fn channels(child: &mut Child) -> Result<([i32; 2], [i32; 2]), String> {
     let mut pair = [0; 2];
     let mut hand_pair = [-1; 2];
     if child.files {
         // SAFETY: an array of the size passed.
         if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, hand_pair.as_mut_ptr()) } != 0 {
-            return super::fail(super::EXIT_FAILED, &format!("cannot make the helper's channel: {}; nothing was run", std::io::Error::last_os_error()));
+            return Err(format!("cannot make the helper's channel: {}", std::io::Error::last_os_error()));
         }
         child.hand = Some(hand_pair[1]);
         super::caller::pass_credentials(hand_pair[0], true);
@@ -210,13 +195,24 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     // SAFETY: plain calls before the fork; arrays of the sizes passed.
     unsafe {
         if libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr()) != 0 {
-            return super::fail(super::EXIT_FAILED, &format!("cannot make the supervisor's channel: {}; nothing was run", std::io::Error::last_os_error()));
+            return Err(format!("cannot make the supervisor's channel: {}", std::io::Error::last_os_error()));
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     // Who hands the listener over is read from the message (the command's
     // process, in a namespace of its own or not).
     super::caller::pass_credentials(pair[0], true);
+    Ok((pair, hand_pair))
+}
+
+/// Run `child` under supervision; returns the exit code to leave with
+/// (when the child died of a signal this process dies of it too).
+pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
+    let settle = std::mem::replace(&mut child.settle, Box::new(|| ()));
+    let (pair, hand_pair) = match channels(&mut child) {
+        Ok(c) => c,
+        Err(e) => return super::fail(super::EXIT_FAILED, &format!("{e}; nothing was run")),
+    };
     // The command's status, from the call's init (init.rs); without one
     // the pipe closes when the child execs, and its own exit says it.
     let mut status_pipe = [-1; 2];
@@ -233,6 +229,8 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let own_session = child.own_session;
     let relay = child.relay.take();
     let own_pids_ns = if child.pids_first { super::init::before_fork() } else { None };
+    // From here the call's processes hand over to each other (affinity.rs).
+    super::affinity::pin_here();
     // SAFETY: this process is single-threaded here; the child only makes
     // system calls and execs or exits.
     let pid = unsafe { libc::fork() };
@@ -825,7 +823,7 @@ fn handle(listener: RawFd, n: Notif, judge: &Judge, files: &mut Files, inflight:
         }
         libc::SYS_sendmsg | libc::SYS_sendmmsg => return datagram(listener, &n, judge, inflight),
         libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat | libc::SYS_mkdir | libc::SYS_mkdirat | libc::SYS_mknod | libc::SYS_mknodat | libc::SYS_symlink | libc::SYS_symlinkat | libc::SYS_bind => {
-            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, quick: &files.model.quick, refusals: &mut files.refusals };
+            let mut maker = super::creates::Maker { hand: &mut files.hand, own: &mut files.own, model: &files.model, refusals: &mut files.refusals };
             return super::creates::create(listener, &n, &mut maker);
         }
         _ => return signal(listener, &n, judge, files.hand.as_ref().map(|h| h.ns_pid), files.own_pids),
