@@ -83,7 +83,9 @@ impl Named {
             Named::Fd(pid, fd) => {
                 // SAFETY: signal 0 (nothing sent, only the check) by pidfd.
                 let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), 0, std::ptr::null::<libc::siginfo_t>(), 0) };
-                // Not ours to signal is still there: only ESRCH says it ended.
+                // Only ESRCH says it ended. Any other refusal (not ours to
+                // signal, a filter's ENOSYS) counts it as running: a host
+                // wrongly counted is refused to the call, never opened to it.
                 (r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)).then_some(*pid)
             }
             Named::Stat(p) => p.alive().then_some(p.pid),

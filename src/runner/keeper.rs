@@ -443,8 +443,8 @@ pub fn serve(dir: &str) -> u8 {
         }
         held.retain(|k| k.used.elapsed() < IDLE);
         // A keeper whose socket another took over gets no more requests
-        // (they go to the new socket): the quiet poll is where it notices.
-        if last.elapsed() >= IDLE || (n == 0 && socket_identity(dir) != Some(ours)) {
+        // (they go to the new socket): a wake with none is where it notices.
+        if last.elapsed() >= IDLE || (fds[0].revents & libc::POLLIN == 0 && socket_identity(dir) != Some(ours)) {
             return 0;
         }
     }
