@@ -80,11 +80,46 @@ pub fn ignored(sig: i32) -> bool {
     unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN }
 }
 
-/// In the first process, right after the fork (its signals still blocked).
+/// Set once an init notes the ending signals (until its command starts).
+static NOTING: AtomicBool = AtomicBool::new(false);
+
+/// In an init, right after the fork that made it (its signals still
+/// blocked).
 pub fn note_signals() {
     for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
         // SAFETY: a handler that only stores a number.
         unsafe { libc::signal(sig, note as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+    NOTING.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process is an init that notes the ending signals while it
+/// sets the call up ([`noted_signal`] says what came).
+pub fn noting() -> bool {
+    NOTING.load(Ordering::Relaxed)
+}
+
+/// The process the ending signals are passed on to while this one leaves
+/// (the runner's child, once it started the init).
+static PASS_TO: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn pass_on(sig: libc::c_int) {
+    // SAFETY: kill is async-signal-safe.
+    unsafe { libc::kill(PASS_TO.load(Ordering::Relaxed), sig) };
+}
+
+/// The non-ignored ending signals blocked in this thread; the mask before.
+fn block_ending() -> libc::sigset_t {
+    // SAFETY: sigset manipulation on zeroed sets we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
     }
 }
 
@@ -116,18 +151,54 @@ pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
         unsafe { libc::write(status, b"I".as_ptr().cast(), 1) };
         return Ok(Init { status: unsafe { OwnedFd::from_raw_fd(status) } });
     }
+    // A termination sent to the runner's child must not end with it while
+    // the init goes on: held across the fork, the init notes what reaches
+    // it (a namespace's init would drop it), and this process passes on to
+    // the init what reaches it until it leaves. The init goes on only once
+    // it has left (the pipe's end closes): nothing passed on comes after
+    // the init's set-up.
+    let mut left = [-1; 2];
+    // SAFETY: an array of the size passed.
+    if unsafe { libc::pipe2(left.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("cannot start the call's init: {}", std::io::Error::last_os_error()));
+    }
+    let old = block_ending();
     // SAFETY: fork in the single-threaded child.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("cannot start the call's init: {}", std::io::Error::last_os_error()));
+        let e = std::io::Error::last_os_error();
+        // SAFETY: the mask this process had; our pipe.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            libc::close(left[0]);
+            libc::close(left[1]);
+        }
+        return Err(format!("cannot start the call's init: {e}"));
     }
     if pid == 0 {
-        // SAFETY: the status pipe's write end, ours from here.
-        return Ok(Init { status: unsafe { OwnedFd::from_raw_fd(status) } });
+        note_signals();
+        // SAFETY: the mask the child had; the pipe read to its end (the
+        // parent gone; a noted signal may interrupt the read); the status
+        // pipe's write end, ours from here.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            libc::close(left[1]);
+            let mut b = 0u8;
+            while libc::read(left[0], (&mut b as *mut u8).cast(), 1) < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {}
+            libc::close(left[0]);
+            return Ok(Init { status: OwnedFd::from_raw_fd(status) });
+        }
     }
-    // SAFETY: the supervisor hears an init was started; the child's copies
-    // are closed; then it leaves.
+    PASS_TO.store(pid, Ordering::Relaxed);
+    // SAFETY: a handler that only passes the signal on; what was held is
+    // passed on as the mask lets go of it; the supervisor hears an init was
+    // started; the child's copies are closed; then it leaves.
     unsafe {
+        for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+            libc::signal(sig, pass_on as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        libc::close(left[0]);
         libc::write(status, b"I".as_ptr().cast(), 1);
         libc::close(status);
         for &fd in close {
