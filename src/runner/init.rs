@@ -104,8 +104,12 @@ pub fn noting() -> bool {
 static PASS_TO: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn pass_on(sig: libc::c_int) {
-    // SAFETY: kill is async-signal-safe.
-    unsafe { libc::kill(PASS_TO.load(Ordering::Relaxed), sig) };
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: kill is async-signal-safe; errno is put back as it was.
+    unsafe {
+        libc::kill(PASS_TO.load(Ordering::Relaxed), sig);
+        *libc::__errno_location() = errno;
+    }
 }
 
 /// The non-ignored ending signals blocked in this thread; the mask before.
@@ -134,9 +138,15 @@ pub fn noted_signal() -> Option<i32> {
     Some(NOTED.load(Ordering::Relaxed)).filter(|&s| s != 0)
 }
 
+/// What the runner's child says to the init it started as it leaves.
+const LEFT: u8 = b'L';
+
 /// The init's end of the status pipe.
 pub struct Init {
     status: OwnedFd,
+    /// Where the runner's child started this init: the read end of a pipe
+    /// whose other end goes with that child ([`Init::once_the_child_left`]).
+    child: Option<OwnedFd>,
 }
 
 /// In the runner's child, its PID namespace entered: start the namespace's
@@ -149,14 +159,14 @@ pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
         // SAFETY: the supervisor hears an init was started; the pipe's
         // write end is ours from here.
         unsafe { libc::write(status, b"I".as_ptr().cast(), 1) };
-        return Ok(Init { status: unsafe { OwnedFd::from_raw_fd(status) } });
+        return Ok(Init { status: unsafe { OwnedFd::from_raw_fd(status) }, child: None });
     }
     // A termination sent to the runner's child must not end with it while
     // the init goes on: held across the fork, the init notes what reaches
     // it (a namespace's init would drop it), and this process passes on to
-    // the init what reaches it until it leaves. The init goes on only once
-    // it has left (the pipe's end closes): nothing passed on comes after
-    // the init's set-up.
+    // the init what reaches it until it leaves. The init looks at what it
+    // noted only once this process has left (the pipe's end closes), so
+    // nothing passed on comes after that look.
     let mut left = [-1; 2];
     // SAFETY: an array of the size passed.
     if unsafe { libc::pipe2(left.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -177,16 +187,12 @@ pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
     }
     if pid == 0 {
         note_signals();
-        // SAFETY: the mask the child had; the pipe read to its end (the
-        // parent gone; a noted signal may interrupt the read); the status
-        // pipe's write end, ours from here.
+        // SAFETY: the mask the child had; the parent's end closed; the
+        // pipe's read end and the status pipe's write end, ours from here.
         unsafe {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             libc::close(left[1]);
-            let mut b = 0u8;
-            while libc::read(left[0], (&mut b as *mut u8).cast(), 1) < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {}
-            libc::close(left[0]);
-            return Ok(Init { status: OwnedFd::from_raw_fd(status) });
+            return Ok(Init { status: OwnedFd::from_raw_fd(status), child: Some(OwnedFd::from_raw_fd(left[0])) });
         }
     }
     PASS_TO.store(pid, Ordering::Relaxed);
@@ -204,6 +210,7 @@ pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
         for &fd in close {
             libc::close(fd);
         }
+        libc::write(left[1], (&LEFT as *const u8).cast(), 1);
         libc::_exit(0)
     }
 }
@@ -224,6 +231,25 @@ pub fn failed(init: &Init, code: u8) {
 }
 
 impl Init {
+    /// Wait until the runner's child that started this init has left (at
+    /// once, mostly: it left while the init set the call up), so that all
+    /// it passed on has been noted. False when it did not leave as it
+    /// meant to (killed on its way, it said nothing): the call ends.
+    pub fn once_the_child_left(&mut self) -> bool {
+        let Some(fd) = self.child.take() else { return true };
+        let (mut b, mut said) = ([0u8; 8], false);
+        loop {
+            // SAFETY: a buffer of the length passed.
+            let n = unsafe { libc::read(fd.as_raw_fd(), b.as_mut_ptr().cast(), b.len()) };
+            said |= n > 0 && b[..n as usize].contains(&LEFT);
+            // Read to the end; a noted signal that interrupts the read is
+            // no end.
+            if n == 0 || (n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                return said;
+            }
+        }
+    }
+
     /// A fresh /proc for this namespace: only the call's processes, and
     /// read-only like the tree around it.
     pub fn mount_proc(&self) -> Result<(), String> {

@@ -434,6 +434,11 @@ fn become_command(mut child: Child, channel: RawFd, supervisor: i32, init: &mut 
     // A signal that would have ended the runner's child before it became
     // the namespace's init, or that reached the init while it set the call
     // up, ends the call here, before the command.
+    if let Some(i) = init.as_mut() {
+        if !i.once_the_child_left() {
+            return 128 + libc::SIGKILL as u8;
+        }
+    }
     if super::init::noting() {
         if let Some(sig) = super::init::noted_signal() {
             return 128u8.wrapping_add(sig as u8);
