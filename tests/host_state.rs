@@ -449,7 +449,7 @@ fn dsh_started_before(t: std::time::SystemTime) -> Vec<i32> {
 }
 
 #[test]
-fn with_a_fence_cache_only_an_empty_folder_older_than_every_running_host_is_left_uncovered() {
+fn with_a_fence_cache_only_an_empty_folder_or_one_the_user_cannot_enter_older_than_every_running_host_is_left_uncovered() {
     for_each_user("harmless", |w| {
         let tag = if w.user.is_some() { "m" } else { "q" };
         let made = std::time::SystemTime::now();
@@ -457,12 +457,17 @@ fn with_a_fence_cache_only_an_empty_folder_older_than_every_running_host_is_left
         let full = HostFolder::new("dsh-spill-", &format!("{tag}f"));
         fs::create_dir_all(full.p("session-0123456789ab")).unwrap();
         fs::write(full.p("session-0123456789ab/f00d-bash.txt"), "API_KEY=sk-live-ended-session\n").unwrap();
+        // Root's DSH ended long ago too, its session's output left: to root
+        // the same as `full`; to another user a folder shut by its mode.
+        let roots = HostFolder::new("dsh-spill-", &format!("{tag}r"));
+        fs::create_dir_all(roots.p("session-0123456789ab")).unwrap();
+        fs::write(roots.p("session-0123456789ab/f00d-bash.txt"), "API_KEY=sk-live-roots-session\n").unwrap();
         w.own(&dead.0);
         w.own(&full.0);
         std::thread::sleep(std::time::Duration::from_millis(3200));
         let older = dsh_started_before(made);
         if !older.is_empty() {
-            eprintln!("SKIP with_a_fence_cache_only_an_empty_folder_older_than_every_running_host_is_left_uncovered: DSH processes {older:?} started before this test's folders, which are theirs as far as the runner can tell");
+            eprintln!("SKIP with_a_fence_cache_only_an_empty_folder_or_one_the_user_cannot_enter_older_than_every_running_host_is_left_uncovered: DSH processes {older:?} started before this test's folders, which are theirs as far as the runner can tell");
             return;
         }
         // A host starts (a program called dsh), then makes its folder.
@@ -481,6 +486,8 @@ fn with_a_fence_cache_only_an_empty_folder_older_than_every_running_host_is_left
             ("dead", format!("open({:?}, 'w').write('x')", dead.p("probe"))),
             ("full", format!("open({:?}).read()", full.p("session-0123456789ab/f00d-bash.txt"))),
             ("live", format!("open({:?}, 'w').write('x')", live.p("probe"))),
+            ("roots", format!("open({:?}).read()", roots.p("session-0123456789ab/f00d-bash.txt"))),
+            ("roots covered", format!("assert any(l.split()[4] == {:?} for l in open('/proc/self/mountinfo'))", roots.0.display())),
         ];
         let mut profile = w.profile(json!({}));
         profile["protectedFiles"].as_array_mut().unwrap().push(json!(cache));
@@ -489,13 +496,17 @@ fn with_a_fence_cache_only_an_empty_folder_older_than_every_running_host_is_left
             assert_eq!(fenced["dead"], "ok", "round {round}: an empty folder no running host made is left as it is: {fenced} {err}");
             assert!(refused(&fenced, "full"), "round {round}: an ended session's output is covered: {fenced}");
             assert!(refused(&fenced, "live"), "round {round}: a running host's empty folder is covered: {fenced}");
+            assert!(refused(&fenced, "roots"), "round {round}: root's ended session's output is out of reach: {fenced}");
+            // Covering a folder this user cannot enter anyway costs a mount a call for nothing.
+            assert_eq!(fenced["roots covered"] == "ok", w.user.is_none(), "round {round}: root's folder is covered for root (its output is there) and for no other user (its mode shuts it): {fenced}");
             let _ = fs::remove_file(dead.p("probe"));
         }
         // With no fence cache, nothing is known harmless: every folder is covered.
         let (uncached, _) = w.probe(Some(&w.profile(json!({}))), &attempts(&steps));
-        for step in ["dead", "full", "live"] {
+        for step in ["dead", "full", "live", "roots"] {
             assert!(refused(&uncached, step), "{step} with no fence cache: {uncached}");
         }
+        assert_eq!(uncached["roots covered"], "ok", "with no fence cache every folder is covered: {uncached}");
         let _ = host.kill();
         let _ = host.wait();
     });

@@ -306,14 +306,28 @@ fn now_secs() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
-/// Whether the folder at `path`, still the inode listed, is empty and was
-/// last changed before `before` (its ctime: the kernel sets it, nobody
-/// can set it back).
+/// Whether the folder at `path`, still the inode listed, was last changed
+/// before `before` (its ctime: the kernel sets it, nobody can set it back)
+/// and holds nothing the call could reach: it is empty, or it is another
+/// user's that this one cannot enter ([`shut_to_us`]).
 fn is_harmless(path: &str, ino: u64, before: f64) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Ok(m) = std::fs::symlink_metadata(path) else { return false };
     let changed = m.ctime() as f64 + m.ctime_nsec() as f64 / 1e9;
-    m.is_dir() && m.ino() == ino && changed < before && std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+    m.is_dir() && m.ino() == ino && changed < before && (std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()) || shut_to_us(path, m.uid()))
+}
+
+/// Whether a folder of owner `owner` is another user's that this process,
+/// not root, may not enter. The call cannot either: its user namespace maps
+/// only this user, so it holds no right over another's files (a machine's
+/// stale folders of root's DSH, 0700, by the hundred, which this user
+/// cannot list to see they are empty).
+fn shut_to_us(path: &str, owner: u32) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let Ok(c) = std::ffi::CString::new(path) else { return false };
+    // SAFETY: a NUL-terminated path; plain arguments.
+    me != 0 && owner != me && unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::X_OK, libc::AT_EACCESS) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES)
 }
 
 /// When the earliest DSH process running now started (wall clock,
