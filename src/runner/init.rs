@@ -83,10 +83,16 @@ pub fn ignored(sig: i32) -> bool {
 /// Set once an init notes the ending signals (until its command starts).
 static NOTING: AtomicBool = AtomicBool::new(false);
 
+/// The ending signals this process takes: those it was not started
+/// ignoring (ignored, they stay so for the command).
+fn taken() -> impl Iterator<Item = i32> {
+    ENDING.into_iter().filter(|&s| !ignored(s))
+}
+
 /// In an init, right after the fork that made it (its signals still
 /// blocked).
 pub fn note_signals() {
-    for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+    for sig in taken() {
         // SAFETY: a handler that only stores a number.
         unsafe { libc::signal(sig, note as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
@@ -119,7 +125,7 @@ fn block_ending() -> libc::sigset_t {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+        for sig in taken() {
             libc::sigaddset(&mut set, sig);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
@@ -131,7 +137,7 @@ fn block_ending() -> libc::sigset_t {
 /// if any; from here on the init takes its signals as a namespace's init.
 /// The ignored ones stay ignored, for the command to inherit.
 pub fn noted_signal() -> Option<i32> {
-    for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+    for sig in taken() {
         // SAFETY: default action back.
         unsafe { libc::signal(sig, libc::SIG_DFL) };
     }
@@ -200,7 +206,7 @@ pub fn start(status: RawFd, close: &[RawFd]) -> Result<Init, String> {
     // passed on as the mask lets go of it; the supervisor hears an init was
     // started; the child's copies are closed; then it leaves.
     unsafe {
-        for sig in ENDING.into_iter().filter(|&s| !ignored(s)) {
+        for sig in taken() {
             libc::signal(sig, pass_on as extern "C" fn(libc::c_int) as libc::sighandler_t);
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
