@@ -278,7 +278,8 @@ pub fn run(mut child: Child, judge: Judge, mut files: Files) -> u8 {
     let_go_of_fence(&mut child);
     // SAFETY: our copy of the write end; the read end, owned here.
     unsafe { libc::close(status_pipe[1]) };
-    let ending = Ending::new(pid, unsafe { OwnedFd::from_raw_fd(status_pipe[0]) });
+    let mut ending = Ending::new(pid, unsafe { OwnedFd::from_raw_fd(status_pipe[0]) });
+    ending.child_is_init = own_pids_ns.is_some();
     // SAFETY: our copy of the child's end.
     unsafe { libc::close(pair[1]) };
     // SAFETY: our end of the channel, owned here.
@@ -324,11 +325,14 @@ struct Ending {
     pipe: Option<OwnedFd>,
     heard: Vec<u8>,
     child_status: Option<i32>,
+    /// The child is the call's init itself (else, with an init, it started
+    /// one and left).
+    child_is_init: bool,
 }
 
 impl Ending {
     fn new(child: i32, pipe: OwnedFd) -> Ending {
-        Ending { child, pipe: Some(pipe), heard: Vec::new(), child_status: None }
+        Ending { child, pipe: Some(pipe), heard: Vec::new(), child_status: None, child_is_init: false }
     }
 
     /// The status pipe, while it is open.
@@ -681,6 +685,13 @@ fn supervise(mut ending: Ending, own_session: bool, listener: Option<OwnedFd>, s
         }
         if let Some(h) = files.hand.as_mut() {
             h.end();
+        }
+        // A child that started the init has left before the command ran
+        // (the init waited for that): reaped here, its zombie is not left
+        // in the caller's process group after the call.
+        if ending.heard.first() == Some(&b'I') && !ending.child_is_init {
+            // SAFETY: our own child, which has left or is leaving.
+            unsafe { libc::waitpid(child, std::ptr::null_mut(), 0) };
         }
         settle();
         // The process leaves now, and its memory with it: freeing the
